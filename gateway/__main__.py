@@ -1,0 +1,7 @@
+"""``python -m gateway`` runs the ``science-memory`` command line."""
+
+import sys
+
+from gateway.cli import main
+
+sys.exit(main())

@@ -1,0 +1,32 @@
+"""The per-request context every resolver receives as ``info.context``."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from gateway.runtime import Runtime
+from gateway.schema.loaders import Loaders
+from resolvers.memory import MemoryStore
+from resolvers.store import GraphStore
+
+
+@dataclass
+class GraphContext:
+    runtime: Runtime
+    can_write: bool = True
+    request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def store(self) -> GraphStore:
+        """The active graph store (raises ``MemoryGraphDisabledError`` when switched off)."""
+        return self.runtime.graph_store
+
+    @property
+    def memory(self) -> MemoryStore:
+        return self.runtime.memory
+
+    @cached_property
+    def loaders(self) -> Loaders:
+        return Loaders(self.store)

@@ -1,0 +1,70 @@
+"""GraphQL enums (SPEC §5.1 names) and their domain counterparts."""
+
+from __future__ import annotations
+
+from enum import Enum
+
+import strawberry
+
+from resolvers import records
+from resolvers.chains import ChainKind as DomainChainKind
+from resolvers.search import MatchMode as DomainMatchMode
+
+
+@strawberry.enum
+class NodeLabel(Enum):
+    RESEARCH_GOAL = "ResearchGoal"
+    TASK = "Task"
+    TOOL_CALL = "ToolCall"
+    CODE = "Code"
+    ARTIFACT = "Artifact"
+    PAPER = "Paper"
+    EVIDENCE = "Evidence"
+    CLAIM = "Claim"
+    SOURCE_FILE = "SourceFile"
+
+    def to_domain(self) -> records.Label:
+        return records.Label(self.value)
+
+    @classmethod
+    def from_domain(cls, label: records.Label) -> NodeLabel:
+        return cls(label.value)
+
+
+@strawberry.enum
+class EdgeType(Enum):
+    NEXT = "next"
+    PRODUCES = "produces"
+    EXTRACTS = "extracts"
+    SUPPORTS = "supports"
+    STATED_IN = "stated_in"
+    SUPERSEDES = "supersedes"
+    INPUT = "input"
+    CONTAINS = "contains"
+    FEEDS = "feeds"
+
+    def to_domain(self) -> records.EdgeType:
+        return records.EdgeType(self.value)
+
+    @classmethod
+    def from_domain(cls, edge_type: records.EdgeType) -> EdgeType:
+        return cls(edge_type.value)
+
+
+ChainKind = strawberry.enum(DomainChainKind, name="ChainKind")
+MatchMode = strawberry.enum(DomainMatchMode, name="MatchMode")
+
+
+@strawberry.enum
+class HealthStatus(Enum):
+    HEALTHY = "HEALTHY"
+    DEGRADED = "DEGRADED"
+    NEEDS_PASSWORD = "NEEDS_PASSWORD"
+    DISABLED = "DISABLED"
+
+
+@strawberry.enum
+class ChipKind(Enum):
+    EVIDENCE = "EVIDENCE"
+    ARTIFACT = "ARTIFACT"
+    SOURCE_FILE = "SOURCE_FILE"

@@ -1,0 +1,219 @@
+"""The one place where failures become GraphQL.
+
+* Expected failures (``resolvers.errors.DomainError``) raised by a root field become a member
+  of that field's ``…Result`` union (``DomainErrorsExtension``).
+* Anything else is unexpected: it is logged with a request id and answered as a top-level error
+  "Unexpected error." carrying only that id (``MaskUnexpectedErrors``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterator
+from enum import Enum
+from typing import Any
+
+import strawberry
+from graphql import GraphQLError
+from strawberry.extensions import SchemaExtension
+from strawberry.types import Info
+
+from resolvers.errors import (
+    DeclareRejectedError,
+    DomainError,
+    InvalidInputError,
+    MemoryGraphDisabledError,
+    NodeNotFoundError,
+    QueryLimitExceededError,
+    StoreUnavailableError,
+    StoreWriteError,
+)
+from resolvers.records import Backend as DomainBackend
+
+logger = logging.getLogger(__name__)
+
+
+@strawberry.enum
+class ErrorCode(Enum):
+    MEMORY_GRAPH_DISABLED = "MEMORY_GRAPH_DISABLED"
+    MEMORY_GRAPH_UNREACHABLE = "MEMORY_GRAPH_UNREACHABLE"
+    NODE_NOT_FOUND = "NODE_NOT_FOUND"
+    INVALID_INPUT = "INVALID_INPUT"
+    NO_SOURCE = "NO_SOURCE"
+    AMBIGUOUS_SOURCE = "AMBIGUOUS_SOURCE"
+    SOURCE_PAPER_NOT_FOUND = "SOURCE_PAPER_NOT_FOUND"
+    SOURCE_FILE_NOT_FOUND = "SOURCE_FILE_NOT_FOUND"
+    SOURCE_FILE_NOT_PDF = "SOURCE_FILE_NOT_PDF"
+    SOURCE_FILE_IS_PDF = "SOURCE_FILE_IS_PDF"
+    NO_CITES_TARGET = "NO_CITES_TARGET"
+    EVIDENCE_NOT_FOUND = "EVIDENCE_NOT_FOUND"
+    ARTIFACT_VERSION_NOT_FOUND = "ARTIFACT_VERSION_NOT_FOUND"
+    ARTIFACT_NOT_FOUND = "ARTIFACT_NOT_FOUND"
+    CLAIM_NOT_FOUND = "CLAIM_NOT_FOUND"
+    QUERY_LIMIT_EXCEEDED = "QUERY_LIMIT_EXCEEDED"
+
+
+@strawberry.enum
+class Backend(Enum):
+    FILE = "file"
+    NEO4J = "neo4j"
+
+    @classmethod
+    def from_domain(cls, backend: DomainBackend | str) -> Backend:
+        return cls(str(backend))
+
+    def to_domain(self) -> DomainBackend:
+        return DomainBackend(self.value)
+
+
+@strawberry.interface(description="An expected failure, returned as data.")
+class Error:
+    code: ErrorCode
+    message: str
+
+
+@strawberry.type(description="ScienceMemory is switched off; nothing is recorded or returned.")
+class MemoryGraphDisabled(Error):
+    pass
+
+
+@strawberry.type(
+    description="The selected backend cannot be reached. `queued` says whether the write was "
+    "journalled and will be replayed when it returns."
+)
+class MemoryGraphUnreachable(Error):
+    backend: Backend
+    queued: bool
+
+
+@strawberry.type(description="No live node answers to the given id or key.")
+class NodeNotFound(Error):
+    node_id: str
+
+
+@strawberry.type(description="An argument failed validation; `field` names it.")
+class InvalidInput(Error):
+    field: str | None
+
+
+@strawberry.type(description="A declare broke a rule; `instruction` says what to do instead.")
+class DeclareRejected(Error):
+    instruction: str | None
+    alias: str | None
+
+
+@strawberry.type(description="A configured limit or the time budget was exceeded.")
+class QueryLimitExceeded(Error):
+    pass
+
+
+def to_graphql(exc: DomainError) -> Error:
+    """The union member for a domain error."""
+    for kind, convert in _CONVERTERS:
+        if isinstance(exc, kind):
+            return convert(exc)
+    raise TypeError(f"unmapped domain error {type(exc).__name__}")
+
+
+def _unreachable(exc: Any) -> Error:
+    if isinstance(exc, StoreWriteError):
+        return MemoryGraphUnreachable(
+            code=ErrorCode.MEMORY_GRAPH_UNREACHABLE,
+            message=exc.message,
+            backend=Backend.FILE,
+            queued=False,
+        )
+    return MemoryGraphUnreachable(
+        code=ErrorCode.MEMORY_GRAPH_UNREACHABLE,
+        message=exc.message,
+        backend=Backend.from_domain(exc.backend),
+        queued=exc.queued,
+    )
+
+
+_CONVERTERS: list[tuple[type[DomainError], Callable[[Any], Error]]] = [
+    (
+        MemoryGraphDisabledError,
+        lambda e: MemoryGraphDisabled(code=ErrorCode.MEMORY_GRAPH_DISABLED, message=e.message),
+    ),
+    (StoreUnavailableError, _unreachable),
+    (StoreWriteError, _unreachable),
+    (
+        NodeNotFoundError,
+        lambda e: NodeNotFound(
+            code=ErrorCode.NODE_NOT_FOUND, message=e.message, node_id=e.node_id
+        ),
+    ),
+    (
+        InvalidInputError,
+        lambda e: InvalidInput(code=ErrorCode.INVALID_INPUT, message=e.message, field=e.field),
+    ),
+    (
+        QueryLimitExceededError,
+        lambda e: QueryLimitExceeded(code=ErrorCode.QUERY_LIMIT_EXCEEDED, message=e.message),
+    ),
+    (
+        DeclareRejectedError,
+        lambda e: DeclareRejected(
+            code=ErrorCode[e.code.value],
+            message=e.message,
+            instruction=e.instruction,
+            alias=e.alias,
+        ),
+    ),
+]
+
+
+class DomainErrorsExtension(SchemaExtension):
+    """Turns a ``DomainError`` raised under a root field into that field's union member."""
+
+    async def resolve(
+        self, _next: Callable[..., Any], root: Any, info: Info, *args: Any, **kwargs: Any
+    ) -> Any:
+        result = _next(root, info, *args, **kwargs)
+        if info.path.prev is not None:
+            return await result if _is_awaitable(result) else result
+        try:
+            return await result if _is_awaitable(result) else result
+        except DomainError as exc:
+            return to_graphql(exc)
+
+
+def _is_awaitable(value: Any) -> bool:
+    return hasattr(value, "__await__")
+
+
+class MaskUnexpectedErrors(SchemaExtension):
+    """Replace unexpected errors by "Unexpected error." plus a request id; log the original."""
+
+    def on_operation(self) -> Iterator[None]:
+        yield
+        result = self.execution_context.result
+        if result is None or not result.errors:
+            return
+        result.errors = [self._mask(error) for error in result.errors]
+
+    def _mask(self, error: GraphQLError) -> GraphQLError:
+        if error.original_error is None or isinstance(error.original_error, GraphQLError):
+            return error
+        request_id = _request_id(self.execution_context.context)
+        logger.error(
+            "unexpected error (request %s) at %s",
+            request_id,
+            error.path,
+            exc_info=error.original_error,
+        )
+        return GraphQLError(
+            "Unexpected error.",
+            nodes=error.nodes,
+            source=error.source,
+            positions=error.positions,
+            path=error.path,
+            extensions={"code": "INTERNAL", "requestId": request_id},
+        )
+
+
+def _request_id(context: Any) -> str:
+    value = getattr(context, "request_id", None)
+    return value if isinstance(value, str) else uuid.uuid4().hex

@@ -1,0 +1,357 @@
+"""Node and edge types: one object type per label, each a federation entity keyed by ``id``.
+
+Property fields are plain attributes copied from the record (cheap on hot paths);
+relationship fields go through the request's DataLoaders.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from datetime import datetime
+from typing import Any, ClassVar, Self
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from gateway.schema.context import GraphContext
+from gateway.schema.enums import EdgeType, NodeLabel
+from resolvers import records
+from resolvers.records import Direction, EdgeRecord, Label, NodeRecord
+
+EXCERPT_LENGTH = 240
+_EXCERPT_FIELDS: dict[Label, tuple[str, ...]] = {
+    Label.RESEARCH_GOAL: ("core_objective", "domain"),
+    Label.TASK: ("objective", "summary", "task_type"),
+    Label.TOOL_CALL: ("tool_name", "tool_type", "source"),
+    Label.PAPER: ("title", "identifier", "abstract", "link"),
+    Label.EVIDENCE: ("content", "locator"),
+    Label.CLAIM: ("content", "locator"),
+    Label.CODE: ("tool", "code_id"),
+    Label.ARTIFACT: ("logical_name", "path", "artifact_id"),
+    Label.SOURCE_FILE: ("name", "path", "file_id"),
+}
+_BASE_FIELDS = frozenset(
+    {"id", "key", "label", "session_id", "created_at", "excerpt", "properties"}
+)
+
+
+def excerpt(record: NodeRecord) -> str:
+    for name in _EXCERPT_FIELDS[record.label]:
+        value = record.get(name)
+        if value:
+            return str(value)[:EXCERPT_LENGTH]
+    return record.label.value
+
+
+def _time(value: Any) -> datetime | None:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+@strawberry.interface(description="A node of the provenance graph.")
+class GraphNode:
+    id: strawberry.ID = strawberry.field(description="Global id: `<Label>:<key>`.")
+    key: str = strawberry.field(description="The domain key (a Paper's key is its link).")
+    label: NodeLabel
+    session_id: str
+    created_at: datetime = strawberry.field(description="Server time of creation (UTC).")
+    excerpt: str
+    properties: JSON = strawberry.field(description="Every stored property, snake_case.")
+
+    label_of: ClassVar[Label]
+
+    @classmethod
+    def from_record(cls, record: NodeRecord) -> Self:
+        values: dict[str, Any] = {
+            "id": strawberry.ID(record.id),
+            "key": record.key,
+            "label": NodeLabel.from_domain(record.label),
+            "session_id": record.session_id,
+            "created_at": record.created_at,
+            "excerpt": excerpt(record),
+            "properties": dict(record.props),
+        }
+        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+            if field.name in values or field.name in _BASE_FIELDS or not field.init:
+                continue
+            raw = record.get(field.name)
+            values[field.name] = _time(raw) if field.name.endswith("_at") else raw
+        if "seq" in values:
+            values["seq"] = record.seq
+        return cls(**values)
+
+    @classmethod
+    async def resolve_reference(cls, info: Info[GraphContext, None], id: strawberry.ID) -> Self | None:
+        record = await info.context.loaders.node.load(str(id))
+        return cls.from_record(record) if record is not None and record.label is cls.label_of else None
+
+
+async def _related(info: Info[GraphContext, None], node_id: str, edge: records.EdgeType,
+                   direction: Direction) -> list[GraphNode]:
+    found = await info.context.loaders.neighbours.load((node_id, edge, direction))
+    return [to_node(record) for record in found]
+
+
+async def _one(info: Info[GraphContext, None], node_id: str, edge: records.EdgeType,
+               direction: Direction) -> GraphNode | None:
+    found = await _related(info, node_id, edge, direction)
+    return found[0] if found else None
+
+
+OUT, IN = Direction.OUT, Direction.IN
+E = records.EdgeType
+
+
+@strawberry.federation.type(keys=["id"], description="The session's research goal.")
+class ResearchGoal(GraphNode):
+    label_of: ClassVar[Label] = Label.RESEARCH_GOAL
+    goal_id: str | None = None
+    core_objective: str | None = None
+    domain: str | None = None
+    topic_scope: list[str] | None = None
+    sent_at: datetime | None = None
+
+    @strawberry.field(description="The first step of the session's main chain.")
+    async def first_step(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.NEXT, OUT)
+
+    @strawberry.field(description="Uploaded files that feed the goal.")
+    async def sources(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.FEEDS, IN)
+
+
+@strawberry.federation.type(keys=["id"], description="A subagent's scope.")
+class Task(GraphNode):
+    label_of: ClassVar[Label] = Label.TASK
+    task_type: str | None = None
+    objective: str | None = None
+    subagent_type: str | None = None
+    status: str | None = None
+    summary: str | None = None
+    failure_reason: str | None = None
+    turn_id: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    seq: int = 0
+
+    @strawberry.field(description="The first step inside the scope.")
+    async def first_child(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.CONTAINS, OUT)
+
+    @strawberry.field
+    async def next(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.NEXT, OUT)
+
+    @strawberry.field
+    async def previous(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.NEXT, IN)
+
+
+@strawberry.federation.type(keys=["id"], description="One step: a code execution or a search.")
+class ToolCall(GraphNode):
+    label_of: ClassVar[Label] = Label.TOOL_CALL
+    tool_type: str | None = None
+    tool_name: str | None = None
+    status: str | None = None
+    source: str | None = None
+    result_count: int | None = None
+    parent_subtask_id: str | None = None
+    turn_id: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    retrieved_at: datetime | None = None
+    seq: int = 0
+
+    @strawberry.field(description="What the step produced (Code, Papers).")
+    async def products(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.PRODUCES, OUT)
+
+    @strawberry.field
+    async def next(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.NEXT, OUT)
+
+    @strawberry.field
+    async def previous(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.NEXT, IN)
+
+
+@strawberry.federation.type(keys=["id"], description="A piece of executed code.")
+class Code(GraphNode):
+    label_of: ClassVar[Label] = Label.CODE
+    code_id: str | None = None
+    tool: str | None = None
+    language: str | None = None
+    code_hash: str | None = None
+    exit_code: int | None = None
+    status: str | None = None
+    stdout_hash: str | None = None
+    stderr_hash: str | None = None
+    env_hash: str | None = None
+    turn_id: str | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+
+    @strawberry.field(description="The step that ran the code.")
+    async def produced_by(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.PRODUCES, IN)
+
+    @strawberry.field(description="Artifact versions the code wrote.")
+    async def outputs(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.PRODUCES, OUT)
+
+    @strawberry.field(description="Artifact versions and uploaded files the code read.")
+    async def inputs(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.INPUT, IN)
+
+
+@strawberry.federation.type(keys=["id"], description="One version of a produced file.")
+class Artifact(GraphNode):
+    label_of: ClassVar[Label] = Label.ARTIFACT
+    artifact_id: str | None = None
+    version: int | None = None
+    path: str | None = None
+    logical_name: str | None = None
+    media_type: str | None = None
+    project_id: str | None = None
+    turn_id: str | None = None
+    content_hash: str | None = None
+
+    @strawberry.field(description="The code that wrote this version.")
+    async def produced_by(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.PRODUCES, IN)
+
+    @strawberry.field(description="The previous version.")
+    async def supersedes(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.SUPERSEDES, OUT)
+
+    @strawberry.field(description="Claims stated in this version (a report).")
+    async def claims(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.STATED_IN, IN)
+
+    @strawberry.field(description="Claims this version supports.")
+    async def supports(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.SUPPORTS, OUT)
+
+    @strawberry.field(description="Code that read this version.")
+    async def read_by(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.INPUT, OUT)
+
+
+@strawberry.federation.type(keys=["id"], description="A literature record found in a session.")
+class Paper(GraphNode):
+    label_of: ClassVar[Label] = Label.PAPER
+    link: str | None = None
+    title: str | None = None
+    identifier: str | None = None
+    identifier_type: str | None = None
+    year: str | None = None
+    authors: list[str] | None = None
+    abstract: str | None = None
+    source: str | None = None
+    retrieval_count: int | None = None
+    first_retrieved_at: datetime | None = None
+    retrieved_at: datetime | None = None
+
+    @strawberry.field(description="Evidence extracted from the paper.")
+    async def evidence(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.EXTRACTS, OUT)
+
+    @strawberry.field(description="The searches that found the paper.")
+    async def found_by(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.PRODUCES, IN)
+
+
+@strawberry.federation.type(keys=["id"], description="A passage extracted from a source.")
+class Evidence(GraphNode):
+    label_of: ClassVar[Label] = Label.EVIDENCE
+    evidence_id: str | None = None
+    content: str | None = None
+    source_paper_link: str | None = None
+    source_file_id: str | None = None
+    locator: str | None = None
+    evidence_type: str | None = None
+    confidence: str | None = None
+    strength: str | None = None
+
+    @strawberry.field(description="The Paper or PDF the passage comes from.")
+    async def source(self, info: Info[GraphContext, None]) -> GraphNode | None:
+        return await _one(info, self.id, E.EXTRACTS, IN)
+
+    @strawberry.field(description="Claims the passage supports.")
+    async def supports(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.SUPPORTS, OUT)
+
+
+@strawberry.federation.type(keys=["id"], description="A cited assertion in a report.")
+class Claim(GraphNode):
+    label_of: ClassVar[Label] = Label.CLAIM
+    claim_id: str | None = None
+    content: str | None = None
+    claim_type: str | None = None
+    confidence: str | None = None
+    locator: str | None = None
+    content_hash: str | None = None
+
+    @strawberry.field(description="Evidence, artifacts and files backing the claim.")
+    async def supported_by(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.SUPPORTS, IN)
+
+    @strawberry.field(description="Report versions stating the claim.")
+    async def stated_in(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.STATED_IN, OUT)
+
+
+@strawberry.federation.type(keys=["id"], description="A user-uploaded input file.")
+class SourceFile(GraphNode):
+    label_of: ClassVar[Label] = Label.SOURCE_FILE
+    file_id: str | None = None
+    name: str | None = None
+    path: str | None = None
+    media_type: str | None = None
+    size: int | None = None
+    content_hash: str | None = None
+    origin: str | None = None
+    uploaded_at: datetime | None = None
+
+    @strawberry.field(description="Goals the file feeds.")
+    async def feeds(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.FEEDS, OUT)
+
+    @strawberry.field(description="Evidence extracted from the file (PDFs).")
+    async def evidence(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.EXTRACTS, OUT)
+
+    @strawberry.field(description="Code that read the file.")
+    async def read_by(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.INPUT, OUT)
+
+    @strawberry.field(description="Claims citing the file directly.")
+    async def supports(self, info: Info[GraphContext, None]) -> list[GraphNode]:
+        return await _related(info, self.id, E.SUPPORTS, OUT)
+
+
+NODE_TYPES: dict[Label, type[GraphNode]] = {
+    cls.label_of: cls
+    for cls in (ResearchGoal, Task, ToolCall, Code, Artifact, Paper, Evidence, Claim, SourceFile)
+}
+
+
+def to_node(record: NodeRecord) -> GraphNode:
+    return NODE_TYPES[record.label].from_record(record)
+
+
+@strawberry.type(description="A directed edge between two nodes (ids are global ids).")
+class GraphEdge:
+    type: EdgeType
+    source: strawberry.ID
+    target: strawberry.ID
+    properties: JSON
+
+    @classmethod
+    def from_record(cls, edge: EdgeRecord) -> GraphEdge:
+        return cls(
+            type=EdgeType.from_domain(edge.type),
+            source=strawberry.ID(edge.source),
+            target=strawberry.ID(edge.target),
+            properties=dict(edge.props),
+        )

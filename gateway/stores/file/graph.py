@@ -1,0 +1,341 @@
+"""The in-memory graph of the file store: records plus every index the port promises.
+
+All methods are synchronous and O(result) (or O(log n) for chain positions); the store wraps
+them in transactions and makes changes durable. Indexes:
+
+* ``nodes`` by global id, ``_by_key`` by domain key, ``_versions`` by artifact id;
+* live listing order (creation order) per label and per session, and per (session, label);
+* adjacency per node, edge type and direction; edges per type and per (session, type);
+* chains: a sorted list of ``(chain_at, seq, id)`` per ``(session, parent scope)``;
+* search: token -> session -> ids, plus a sorted token list for prefix lookups;
+* parked edges by the id they wait for; the per-session ``seq`` counters.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+from collections.abc import Iterable, Iterator, Sequence
+
+from sortedcontainers import SortedList
+
+from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, Page
+from resolvers.store import ChainPosition
+from resolvers.text import searchable_text, tokens
+
+_Ids = dict[str, None]  # an insertion-ordered set of ids
+ChainId = tuple[str, str | None]
+EdgeKey = tuple[EdgeType, str, str]
+
+
+class MemoryGraph:
+    """Nodes, edges and indexes. Not thread-safe; the event loop is its only user."""
+
+    def __init__(self) -> None:
+        self.nodes: dict[str, NodeRecord] = {}
+        self.seq: dict[str, int] = {}
+        self.parked: dict[str, dict[EdgeKey, EdgeRecord]] = {}
+        self._order: dict[str, int] = {}
+        self._counter = itertools.count(1)
+        self._by_key: dict[str, _Ids] = {}
+        self._versions: dict[str, dict[int, str]] = {}
+        self._by_label: dict[Label, _Ids] = {}
+        self._by_session: dict[str, _Ids] = {}
+        self._by_session_label: dict[tuple[str, Label], _Ids] = {}
+        self._all_by_session: dict[str, _Ids] = {}
+        self._by_project: dict[str, _Ids] = {}
+        self._out: dict[str, dict[EdgeType, dict[str, EdgeRecord]]] = {}
+        self._in: dict[str, dict[EdgeType, dict[str, EdgeRecord]]] = {}
+        self._by_type: dict[EdgeType, dict[tuple[str, str], EdgeRecord]] = {}
+        self._by_session_type: dict[tuple[str, EdgeType], dict[tuple[str, str], None]] = {}
+        self._chains: dict[ChainId, SortedList] = {}
+        self._terms: dict[str, dict[str, _Ids]] = {}
+        self._term_list: SortedList = SortedList()
+
+    # --- nodes ---------------------------------------------------------------------------
+
+    def put_node(self, node: NodeRecord) -> NodeRecord | None:
+        """Insert or replace; returns the previous record. Only the indexes whose inputs
+        changed are touched, so updating a node costs what the node costs."""
+        old = self.nodes.get(node.id)
+        if old is None:
+            self._order[node.id] = next(self._counter)
+        self.nodes[node.id] = node
+        self._reindex(old, node)
+        return old
+
+    def delete_node(self, node_id: str) -> tuple[NodeRecord, list[EdgeRecord]] | None:
+        """Remove a node and its edges; returns what was removed."""
+        node = self.nodes.get(node_id)
+        if node is None:
+            return None
+        edges = list(self._touching(node_id))
+        for edge in edges:
+            self.delete_edge(edge.type, edge.source, edge.target)
+        del self.nodes[node_id]
+        self._reindex(node, None)
+        self._order.pop(node_id, None)
+        self._out.pop(node_id, None)
+        self._in.pop(node_id, None)
+        return node, edges
+
+    def _reindex(self, old: NodeRecord | None, new: NodeRecord | None) -> None:
+        if old is not None:
+            _discard(self._by_key, old.key, old.id)
+            _discard(self._all_by_session, old.session_id, old.id)
+            if old.get("project_id") is not None:
+                _discard(self._by_project, str(old.get("project_id")), old.id)
+        if new is not None:
+            self._by_key.setdefault(new.key, {})[new.id] = None
+            self._all_by_session.setdefault(new.session_id, {})[new.id] = None
+            if new.label is Label.ARTIFACT and new.get("project_id") is not None:
+                self._by_project.setdefault(str(new.get("project_id")), {})[new.id] = None
+        self._reindex_version(old, new)
+        if _position_or_none(old) != _position_or_none(new):
+            if old is not None and old.seq > 0:
+                self._chains[_chain_of(old)].discard(_position_of(old))
+            if new is not None and new.seq > 0:
+                self._chains.setdefault(_chain_of(new), SortedList()).add(_position_of(new))
+        old_live = old is not None and not old.deleted
+        new_live = new is not None and not new.deleted
+        if old_live != new_live:
+            node = new if new_live else old
+            assert node is not None
+            for index in self._listings(node):
+                if new_live:
+                    _insert_ordered(index, node.id, self._order)
+                else:
+                    index.pop(node.id, None)
+        old_terms = tokens(searchable_text(old.props)) if old_live and old else set()
+        new_terms = tokens(searchable_text(new.props)) if new_live and new else set()
+        if old is not None:
+            self._unindex_terms(old, old_terms - new_terms)
+        if new is not None:
+            self._index_terms(new, new_terms - old_terms)
+
+    def _reindex_version(self, old: NodeRecord | None, new: NodeRecord | None) -> None:
+        if old is not None and old.label is Label.ARTIFACT:
+            self._versions.get(str(old.get("artifact_id")), {}).pop(
+                int(old.get("version", 0)), None
+            )
+        if new is not None and new.label is Label.ARTIFACT:
+            self._versions.setdefault(str(new.get("artifact_id")), {})[
+                int(new.get("version", 0))
+            ] = new.id
+
+    def _index_terms(self, node: NodeRecord, terms: set[str]) -> None:
+        for token in terms:
+            sessions = self._terms.get(token)
+            if sessions is None:
+                sessions = self._terms[token] = {}
+                self._term_list.add(token)
+            sessions.setdefault(node.session_id, {})[node.id] = None
+
+    def _unindex_terms(self, node: NodeRecord, terms: set[str]) -> None:
+        for token in terms:
+            sessions = self._terms.get(token, {})
+            _discard(sessions, node.session_id, node.id)
+            if not sessions and token in self._terms:
+                del self._terms[token]
+                self._term_list.discard(token)
+
+    def _listings(self, node: NodeRecord) -> list[_Ids]:
+        return [
+            self._by_label.setdefault(node.label, {}),
+            self._by_session.setdefault(node.session_id, {}),
+            self._by_session_label.setdefault((node.session_id, node.label), {}),
+        ]
+
+    # --- edges ---------------------------------------------------------------------------
+
+    def get_edge(self, edge_type: EdgeType, source: str, target: str) -> EdgeRecord | None:
+        return self._out.get(source, {}).get(edge_type, {}).get(target)
+
+    def put_edge(self, edge: EdgeRecord) -> EdgeRecord | None:
+        """Insert or replace; returns the previous record."""
+        old = self.get_edge(edge.type, edge.source, edge.target)
+        self._out.setdefault(edge.source, {}).setdefault(edge.type, {})[edge.target] = edge
+        self._in.setdefault(edge.target, {}).setdefault(edge.type, {})[edge.source] = edge
+        self._by_type.setdefault(edge.type, {})[(edge.source, edge.target)] = edge
+        session = self._common_session(edge)
+        if session is not None and old is None:
+            self._by_session_type.setdefault((session, edge.type), {})[
+                (edge.source, edge.target)
+            ] = None
+        return old
+
+    def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> EdgeRecord | None:
+        old = self.get_edge(edge_type, source, target)
+        if old is None:
+            return None
+        del self._out[source][edge_type][target]
+        del self._in[target][edge_type][source]
+        del self._by_type[edge_type][(source, target)]
+        session = self._common_session(old)
+        if session is not None:
+            self._by_session_type.get((session, edge_type), {}).pop((source, target), None)
+        return old
+
+    def all_edges(self) -> Iterator[EdgeRecord]:
+        for by_pair in self._by_type.values():
+            yield from by_pair.values()
+
+    def _common_session(self, edge: EdgeRecord) -> str | None:
+        source, target = self.nodes.get(edge.source), self.nodes.get(edge.target)
+        if source is None or target is None or source.session_id != target.session_id:
+            return None
+        return source.session_id
+
+    def _touching(self, node_id: str) -> Iterator[EdgeRecord]:
+        for adjacency in (self._out.get(node_id, {}), self._in.get(node_id, {})):
+            for by_other in adjacency.values():
+                yield from list(by_other.values())
+
+    def expand(
+        self, ids: Iterable[str], edge_type: EdgeType, direction: Direction
+    ) -> list[EdgeRecord]:
+        adjacency = self._out if direction is Direction.OUT else self._in
+        result: list[EdgeRecord] = []
+        for node_id in ids:
+            result.extend(adjacency.get(node_id, {}).get(edge_type, {}).values())
+        return result
+
+    def edges_among(self, ids: Sequence[str], types: Sequence[EdgeType] | None) -> list[EdgeRecord]:
+        wanted = set(ids)
+        result: list[EdgeRecord] = []
+        for node_id in wanted:
+            for edge_type, by_target in self._out.get(node_id, {}).items():
+                if types is not None and edge_type not in types:
+                    continue
+                result.extend(edge for target, edge in by_target.items() if target in wanted)
+        return result
+
+    # --- lookups and listings ------------------------------------------------------------
+
+    def by_key(self, key: str) -> list[NodeRecord]:
+        return [self.nodes[node_id] for node_id in self._by_key.get(key, {})]
+
+    def session_ids(self, session_id: str) -> list[str]:
+        return list(self._all_by_session.get(session_id, {}))
+
+    def project_artifacts(self, project_id: str) -> list[NodeRecord]:
+        return [self.nodes[node_id] for node_id in self._by_project.get(project_id, {})]
+
+    def versions(self, artifact_id: str) -> list[NodeRecord]:
+        versions = self._versions.get(artifact_id, {})
+        return [self.nodes[versions[number]] for number in sorted(versions)]
+
+    def list_nodes(
+        self, labels: Sequence[Label] | None, session_id: str | None, limit: int, offset: int
+    ) -> Page[NodeRecord]:
+        indexes = self._node_indexes(labels, session_id)
+        total = sum(len(index) for index in indexes)
+        newest_first = heapq.merge(
+            *(reversed(index) for index in indexes), key=lambda i: -self._order[i]
+        )
+        ids = list(itertools.islice(newest_first, offset, offset + limit))
+        return Page([self.nodes[node_id] for node_id in ids], total, offset + len(ids) < total)
+
+    def _node_indexes(self, labels: Sequence[Label] | None, session_id: str | None) -> list[_Ids]:
+        if labels is None:
+            return [self._by_session.get(session_id or "", {})]
+        if session_id is None:
+            return [self._by_label.get(label, {}) for label in set(labels)]
+        return [self._by_session_label.get((session_id, label), {}) for label in set(labels)]
+
+    def list_edges(
+        self, types: Sequence[EdgeType], session_id: str | None, limit: int, offset: int
+    ) -> Page[EdgeRecord]:
+        pairs: list[Iterator[tuple[EdgeType, tuple[str, str]]]] = []
+        total = 0
+        for edge_type in set(types):
+            keys: Sequence[tuple[str, str]] = list(
+                self._by_session_type.get((session_id, edge_type), {})
+                if session_id is not None
+                else self._by_type.get(edge_type, {})
+            )
+            total += len(keys)
+            pairs.append(((edge_type, key) for key in reversed(keys)))
+        live = (
+            edge
+            for edge_type, (source, target) in itertools.chain(*pairs)
+            if (edge := self.get_edge(edge_type, source, target)) is not None
+            and self._live(source)
+            and self._live(target)
+        )
+        edges = list(itertools.islice(live, offset, offset + limit))
+        return Page(edges, total, offset + len(edges) < total)
+
+    def _live(self, node_id: str) -> bool:
+        node = self.nodes.get(node_id)
+        return node is not None and not node.deleted
+
+    # --- chains, search, counters --------------------------------------------------------
+
+    def chain(self, session_id: str, scope_key: str | None) -> list[NodeRecord]:
+        members = self._chains.get((session_id, scope_key), SortedList())
+        return [self.nodes[node_id] for _, _, node_id in members]
+
+    def chain_neighbours(
+        self, session_id: str, scope_key: str | None, position: ChainPosition
+    ) -> tuple[NodeRecord | None, NodeRecord | None]:
+        members = self._chains.get((session_id, scope_key), SortedList())
+        low = members.bisect_left((position[0], position[1], ""))
+        high = members.bisect_right((position[0], position[1], "\U0010ffff"))
+        before = self.nodes[members[low - 1][2]] if low > 0 else None
+        after = self.nodes[members[high][2]] if high < len(members) else None
+        return before, after
+
+    def search(self, term: str, session_id: str | None) -> set[str]:
+        """Ids of live nodes with a token starting with ``term``."""
+        found: set[str] = set()
+        for token in self._term_list.irange(minimum=term):
+            if not token.startswith(term):
+                break
+            sessions = self._terms[token]
+            if session_id is None:
+                for ids in sessions.values():
+                    found.update(ids)
+            else:
+                found.update(sessions.get(session_id, {}))
+        return found
+
+    def next_seq(self, session_id: str) -> int:
+        value = self.seq.get(session_id, 0) + 1
+        self.seq[session_id] = value
+        return value
+
+
+def _chain_of(node: NodeRecord) -> ChainId:
+    parent = node.get("parent_subtask_id")
+    return node.session_id, str(parent) if parent is not None else None
+
+
+def _position_or_none(node: NodeRecord | None) -> tuple[ChainId, tuple[str, int, str]] | None:
+    if node is None or node.seq <= 0:
+        return None
+    return _chain_of(node), _position_of(node)
+
+
+def _position_of(node: NodeRecord) -> tuple[str, int, str]:
+    return str(node.get("chain_at", "")), node.seq, node.id
+
+
+def _insert_ordered(index: _Ids, node_id: str, order: dict[str, int]) -> None:
+    """Insert keeping creation order (a replay or re-index may insert an older node late)."""
+    if not index or order[next(reversed(index))] < order[node_id]:
+        index[node_id] = None
+        return
+    items = list(index)
+    items.append(node_id)
+    items.sort(key=order.__getitem__)
+    index.clear()
+    index.update(dict.fromkeys(items))
+
+
+def _discard(index: dict[str, _Ids], key: str, node_id: str) -> None:
+    ids = index.get(key)
+    if ids is not None:
+        ids.pop(node_id, None)
+        if not ids:
+            del index[key]

@@ -1,0 +1,582 @@
+"""Durability layer of the file store: the record log and snapshots.
+
+On disk, in the data directory::
+
+    LOCK                        single-writer lock, holds the owner's pid (``lock.py``)
+    log.00000000.jsonl          log generations, oldest first; only the newest is appended to
+    log.00000001.jsonl
+    snapshot.00000000.jsonl     a full state covering every record of generations <= 0
+
+Every line of every file is ``<crc32 of payload, 8 lowercase hex> <payload>\\n``. A payload is an
+opaque UTF-8 document without newlines (the graph layer writes one JSON document per record), so
+the files stay greppable text. A snapshot ends with the trailer ``<crc> {"snapshot_end": <n>}``
+where ``n`` counts the payload lines before it.
+
+Guarantees:
+
+* ``await append(p)`` returns only after ``p`` is written and, with ``fsync=True``, fsync'ed.
+  Records appear in the file in the order of the ``append()`` calls. One writer thread does all
+  log I/O and commits everything queued with one write and one fsync (group commit), so the
+  event loop never blocks on the disk.
+* A failed write or fsync (``OSError``) fails the appends of that batch with ``LogWriteError`` and
+  cuts the file back to its last durable length (retried before the next write if the cut itself
+  fails), so no partial record stays behind and the log works again once the cause clears.
+* On open, a torn or corrupt tail of the newest generation (a crash mid-write) is truncated with a
+  warning. Any other bad record — one followed by valid records, or any in an older generation —
+  raises ``CorruptLogError`` naming file and byte offset: nothing is ever skipped silently.
+* ``rotate()`` closes the current generation once everything before it is durable; the owner then
+  writes a snapshot for the closed generation (temp file, fsync, atomic rename, directory fsync)
+  and drops the generations it covers. Start-up reads the newest complete snapshot and replays
+  the generations after it; ``replay`` refuses a gap in the generation sequence, and ``open``
+  never appends to a generation that an existing snapshot already covers.
+
+Errors (each derives from ``Exception``; the store maps them to domain errors):
+
+    StoreLockedError    another process holds the directory (defined in ``lock.py``)
+    CorruptLogError     a bad record where truncating would drop committed records
+    LogWriteError       an append or a rotation could not be made durable
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import queue
+import re
+import threading
+import zlib
+from contextlib import suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
+
+from gateway.stores.file.lock import DirectoryLock, StoreLockedError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
+    from pathlib import Path
+
+__all__ = [
+    "CorruptLogError",
+    "DirectoryLock",
+    "LogWriteError",
+    "RecordLog",
+    "StoreLockedError",
+    "read_latest_snapshot",
+    "write_snapshot",
+]
+
+logger = logging.getLogger(__name__)
+
+_T = TypeVar("_T")
+_A = TypeVar("_A")
+_LOG_NAME = re.compile(r"log\.(\d{8})\.jsonl")
+_SNAPSHOT_NAME = re.compile(r"snapshot\.(\d{8})\.jsonl")
+_SNAPSHOT_FILE = re.compile(r"snapshot\.(\d{8})\.jsonl(?:\.tmp)?")
+_CRC = re.compile(rb"[0-9a-f]{8}")
+
+
+class CorruptLogError(Exception):
+    """A log file is damaged where truncating it would drop committed records."""
+
+
+class LogWriteError(Exception):
+    """An append or a rotation could not be made durable (the ``OSError`` is the cause)."""
+
+
+class RecordLog:
+    """Append-only log of checksummed records in generation files ``<dir>/log.<gen:08d>.jsonl``.
+
+    ``open`` does not lock the directory: the caller holds a ``DirectoryLock``. One event loop
+    uses a log at a time; ``generation``, ``size_bytes`` and ``drop_generations`` may also be
+    used from worker threads.
+    """
+
+    def __init__(self, writer: _Writer) -> None:
+        self._writer = writer
+        self._stopped: asyncio.Future[None] | None = None
+
+    @classmethod
+    def open(cls, directory: Path, *, fsync: bool = True) -> RecordLog:
+        """Validate and repair the generation files, then start the writer thread (blocking).
+
+        A torn or corrupt tail of the newest generation is truncated with a warning; any other
+        bad record raises ``CorruptLogError``. ``fsync=False`` trusts the OS page cache.
+        """
+        directory.mkdir(parents=True, exist_ok=True)
+        generations = _generations(directory, _LOG_NAME)
+        _recover(directory, generations, fsync=fsync)
+        current = _current_generation(directory, generations, fsync=fsync)
+        closed = {gen: _log_path(directory, gen).stat().st_size for gen in generations}
+        closed.pop(current, None)
+        writer = _Writer(directory, current, closed, fsync=fsync)
+        writer.thread.start()
+        return cls(writer)
+
+    def replay(self, after_generation: int = -1) -> Iterator[bytes]:
+        """Payloads of every generation > ``after_generation``, in order (blocking reads).
+
+        Only records already durable when iteration starts are read. Raises ``CorruptLogError`` if
+        a generation in the sequence is missing or a record no longer validates.
+        """
+        directory = self._writer.directory
+        generations = [g for g in _generations(directory, _LOG_NAME) if g > after_generation]
+        _check_contiguous(directory, generations, first=after_generation + 1)
+        current, durable = self._writer.position()
+        for gen in generations:
+            yield from _read_records(_log_path(directory, gen), durable if gen == current else None)
+
+    @property
+    def generation(self) -> int:
+        """The generation currently appended to."""
+        return self._writer.position()[0]
+
+    @property
+    def size_bytes(self) -> int:
+        """Durable bytes in all generation files still on disk (what a restart would replay)."""
+        return self._writer.size_bytes()
+
+    @property
+    def fsync_count(self) -> int:
+        """How many fsyncs the writer thread has issued (observability)."""
+        return self._writer.fsync_count
+
+    async def append(self, payload: bytes) -> None:
+        """Return once ``payload`` is durable; raise ``LogWriteError`` if it could not be.
+
+        ``ValueError`` for a payload with a newline or invalid UTF-8. Cancelling the caller does
+        not withdraw the record: it may still be written.
+        """
+        record = _encode(payload)
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._submit(_Append(record, future))
+        await future
+
+    async def rotate(self) -> int:
+        """Once every earlier append is settled, start generation + 1; return the closed one."""
+        future: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+        self._submit(_Rotate(future))
+        return await future
+
+    def drop_generations(self, up_to: int) -> None:
+        """Delete the log files of generations <= ``up_to`` (blocking; a snapshot covers them).
+
+        ``ValueError`` if that includes the generation being appended to.
+        """
+        if up_to >= self.generation:
+            raise ValueError(f"cannot drop generation {up_to}: it is still appended to")
+        for gen in _generations(self._writer.directory, _LOG_NAME):
+            if gen <= up_to:
+                _log_path(self._writer.directory, gen).unlink(missing_ok=True)
+                self._writer.forget(gen)
+
+    async def aclose(self) -> None:
+        """Settle every queued append, close the file and stop the thread; idempotent."""
+        if self._stopped is None:
+            self._stopped = asyncio.get_running_loop().create_future()
+            self._writer.requests.put(_Stop(self._stopped))
+        await asyncio.shield(self._stopped)
+        await asyncio.to_thread(self._writer.thread.join)
+
+    def _submit(self, request: _Request) -> None:
+        if self._stopped is not None:
+            raise LogWriteError(f"the record log in {self._writer.directory} is closed")
+        self._writer.requests.put(request)
+
+
+@dataclass(slots=True)
+class _Append:
+    record: bytes
+    future: asyncio.Future[None]
+
+
+@dataclass(slots=True)
+class _Rotate:
+    future: asyncio.Future[int]
+
+
+@dataclass(slots=True)
+class _Stop:
+    future: asyncio.Future[None]
+
+
+_Request: TypeAlias = _Append | _Rotate | _Stop
+
+
+class _Writer:
+    """The writer thread and the open generation file it alone writes to.
+
+    ``position``, ``size_bytes`` and ``forget`` may be called from any thread.
+    """
+
+    def __init__(self, directory: Path, generation: int, closed: dict[int, int], *, fsync: bool):
+        self.directory = directory
+        self.requests: queue.SimpleQueue[_Request] = queue.SimpleQueue()
+        self.thread = threading.Thread(target=self._run, name="record-log-writer", daemon=True)
+        self.fsync_count = 0
+        self._fsync = fsync
+        self._fd = _open_log(_log_path(directory, generation), create=False)
+        self._generation = generation
+        self._offset = os.fstat(self._fd).st_size  # durable length of the current file
+        self._closed_sizes = closed  # generation -> size, for closed files still on disk
+        self._dirty = False  # the file may hold bytes past ``_offset``
+        self._state = threading.Lock()
+
+    def position(self) -> tuple[int, int]:
+        """(current generation, its durable length)."""
+        with self._state:
+            return self._generation, self._offset
+
+    def size_bytes(self) -> int:
+        with self._state:
+            return self._offset + sum(self._closed_sizes.values())
+
+    def forget(self, generation: int) -> None:
+        with self._state:
+            self._closed_sizes.pop(generation, None)
+
+    def _run(self) -> None:
+        running = True
+        while running:
+            batch = self._next_batch()
+            try:
+                running = self._handle(batch)
+            except Exception as exc:  # a bug must not leave callers awaiting forever
+                logger.exception("record log writer failed")
+                self._dirty = True
+                for request in batch:
+                    _fail(request.future, LogWriteError(f"record log writer failed: {exc!r}"))
+
+    def _next_batch(self) -> list[_Request]:
+        batch = [self.requests.get()]
+        with suppress(queue.Empty):
+            while True:
+                batch.append(self.requests.get_nowait())
+        return batch
+
+    def _handle(self, batch: list[_Request]) -> bool:
+        """Commit runs of appends, with rotations in between; False once stopped."""
+        appends: list[_Append] = []
+        for request in batch:
+            if isinstance(request, _Append):
+                appends.append(request)
+                continue
+            self._commit(appends)
+            appends = []
+            if isinstance(request, _Stop):
+                self._stop(request)
+                return False
+            self._rotate(request)
+        self._commit(appends)
+        return True
+
+    def _commit(self, appends: list[_Append]) -> None:
+        if not appends:
+            return
+        data = b"".join(append.record for append in appends)
+        try:
+            self._write(data)
+        except OSError as exc:
+            self._discard_partial()
+            for append in appends:
+                _fail(append.future, self._error("append to", exc))
+            return
+        for append in appends:
+            _resolve(append.future, None)
+
+    def _write(self, data: bytes) -> None:
+        self._cut_back()
+        self._dirty = True
+        view = memoryview(data)
+        while view:
+            view = view[os.write(self._fd, view) :]
+        self._sync(self._fd)
+        with self._state:
+            self._offset += len(data)
+        self._dirty = False
+
+    def _cut_back(self) -> None:
+        """Drop whatever a failed write left past the durable length."""
+        if self._dirty:
+            os.ftruncate(self._fd, self._offset)
+            self._sync(self._fd)
+            self._dirty = False
+
+    def _discard_partial(self) -> None:
+        try:
+            self._cut_back()
+        except OSError as exc:
+            logger.warning(
+                "could not cut %s back to %d bytes (%s); retrying before the next write",
+                self._path,
+                self._offset,
+                _errno_name(exc),
+            )
+
+    def _rotate(self, request: _Rotate) -> None:
+        try:
+            self._cut_back()
+            closed = self._open_next()
+        except OSError as exc:
+            _fail(request.future, self._error("rotate", exc))
+            return
+        _resolve(request.future, closed)
+
+    def _open_next(self) -> int:
+        path = _log_path(self.directory, self._generation + 1)
+        fd = _open_log(path, create=True)
+        try:
+            self._sync_directory()
+        except OSError:
+            os.close(fd)
+            with suppress(OSError):
+                path.unlink()
+            raise
+        with suppress(OSError):  # the data is already durable; a failing close changes nothing
+            os.close(self._fd)
+        with self._state:
+            closed, self._fd = self._generation, fd
+            self._closed_sizes[closed] = self._offset
+            self._generation, self._offset = closed + 1, 0
+        return closed
+
+    def _stop(self, request: _Stop) -> None:
+        try:
+            self._cut_back()
+        except OSError as exc:
+            logger.warning("closing %s with a partial record (%s)", self._path, _errno_name(exc))
+        with suppress(OSError):
+            os.close(self._fd)
+        _resolve(request.future, None)
+
+    def _sync(self, fd: int) -> None:
+        if self._fsync:
+            os.fsync(fd)
+            self.fsync_count += 1
+
+    def _sync_directory(self) -> None:
+        if self._fsync:
+            _fsync_directory(self.directory)
+            self.fsync_count += 1
+
+    @property
+    def _path(self) -> Path:
+        return _log_path(self.directory, self._generation)
+
+    def _error(self, action: str, exc: OSError) -> LogWriteError:
+        error = LogWriteError(f"could not {action} {self._path}: {_errno_name(exc)} ({exc})")
+        error.__cause__ = exc
+        return error
+
+
+def write_snapshot(directory: Path, generation: int, payloads: Iterable[bytes]) -> Path:
+    """Atomically write ``snapshot.<generation>.jsonl`` and delete older snapshots (blocking).
+
+    The payloads go to a ``.tmp`` file with a trailer line counting them; it is fsync'ed, renamed
+    into place and the directory fsync'ed, so a crash leaves either the old or the new snapshot.
+    """
+    path = _snapshot_path(directory, generation)
+    temporary = path.with_name(f"{path.name}.tmp")
+    try:
+        _write_snapshot_file(temporary, payloads)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
+    _fsync_directory(directory)
+    _delete_older_snapshots(directory, generation)
+    return path
+
+
+def read_latest_snapshot(directory: Path) -> tuple[int, Iterator[bytes]] | None:
+    """The newest complete snapshot as (generation, payloads), or None if there is none.
+
+    A snapshot without its trailer or with a bad record is skipped with a warning in favour of
+    an older complete one. The file is validated before this returns and read again lazily.
+    """
+    for generation in reversed(_generations(directory, _SNAPSHOT_NAME)):
+        path = _snapshot_path(directory, generation)
+        body_length = _snapshot_body_length(path)
+        if body_length is not None:
+            return generation, _read_records(path, body_length)
+        logger.warning("ignoring incomplete or corrupt snapshot %s", path)
+    return None
+
+
+def _encode(payload: bytes) -> bytes:
+    if b"\n" in payload:
+        raise ValueError("a record payload must not contain a newline")
+    payload.decode("utf-8")  # UnicodeDecodeError is a ValueError
+    return b"%08x %s\n" % (zlib.crc32(payload), payload)
+
+
+def _decode(line: bytes) -> bytes | None:
+    """The payload of a line read with its newline; None if the line is torn or corrupt."""
+    if not line.endswith(b"\n") or line[8:9] != b" " or not _CRC.fullmatch(line[:8]):
+        return None
+    payload = line[9:-1]
+    if int(line[:8], 16) != zlib.crc32(payload):
+        return None
+    try:
+        payload.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+    return payload
+
+
+def _read_records(path: Path, limit: int | None) -> Iterator[bytes]:
+    """Payloads of ``path`` up to byte ``limit``; every one must validate."""
+    offset = 0
+    with path.open("rb") as file:
+        for line in file:
+            if limit is not None and offset >= limit:
+                return
+            payload = _decode(line)
+            if payload is None:
+                raise _corrupt(path, offset, "it no longer validates")
+            offset += len(line)
+            yield payload
+
+
+def _scan(path: Path) -> tuple[int, int | None]:
+    """(file length, offset of the first bad line or None); a bad line must be the tail."""
+    offset, first_bad = 0, None
+    with path.open("rb") as file:
+        for line in file:
+            if _decode(line) is None:
+                first_bad = offset if first_bad is None else first_bad
+            elif first_bad is not None:
+                raise _corrupt(path, first_bad, "valid records follow it")
+            offset += len(line)
+    return offset, first_bad
+
+
+def _recover(directory: Path, generations: list[int], *, fsync: bool) -> None:
+    for generation in generations:
+        path = _log_path(directory, generation)
+        length, first_bad = _scan(path)
+        if first_bad is None:
+            continue
+        if generation != generations[-1]:
+            raise _corrupt(path, first_bad, "it is in a closed generation")
+        logger.warning(
+            "truncating the torn or corrupt tail of %s at byte offset %d (%d bytes discarded)",
+            path,
+            first_bad,
+            length - first_bad,
+        )
+        with path.open("r+b") as file:
+            file.truncate(first_bad)
+            if fsync:
+                os.fsync(file.fileno())
+
+
+def _current_generation(directory: Path, generations: list[int], *, fsync: bool) -> int:
+    """The newest generation, or a new one if there is none or a snapshot already covers it."""
+    newest = generations[-1] if generations else -1
+    snapshots = _generations(directory, _SNAPSHOT_NAME)
+    current = max(newest, snapshots[-1] + 1 if snapshots else 0)
+    if current != newest:
+        os.close(_open_log(_log_path(directory, current), create=True))
+        if fsync:
+            _fsync_directory(directory)
+    return current
+
+
+def _check_contiguous(directory: Path, generations: list[int], *, first: int) -> None:
+    for expected, generation in enumerate(generations, start=max(first, 0)):
+        if generation != expected:
+            raise CorruptLogError(
+                f"log generation {expected:08d} is missing from {directory} "
+                f"(next present: {generation:08d}); refusing to replay around the gap"
+            )
+
+
+def _write_snapshot_file(path: Path, payloads: Iterable[bytes]) -> None:
+    count = 0
+    with path.open("wb") as file:
+        for payload in payloads:
+            file.write(_encode(payload))
+            count += 1
+        file.write(_encode(_trailer(count)))
+        file.flush()
+        os.fsync(file.fileno())
+
+
+def _snapshot_body_length(path: Path) -> int | None:
+    """Byte offset of a valid trailer, or None if the snapshot is incomplete or corrupt."""
+    offset, count, last, last_at = 0, 0, b"", 0
+    with path.open("rb") as file:
+        for line in file:
+            payload = _decode(line)
+            if payload is None:
+                return None
+            last, last_at = payload, offset
+            offset += len(line)
+            count += 1
+    return last_at if count and last == _trailer(count - 1) else None
+
+
+def _delete_older_snapshots(directory: Path, generation: int) -> None:
+    for path in directory.iterdir():
+        match = _SNAPSHOT_FILE.fullmatch(path.name)
+        if match and int(match[1]) < generation:
+            path.unlink(missing_ok=True)
+
+
+def _trailer(count: int) -> bytes:
+    return b'{"snapshot_end": %d}' % count
+
+
+def _generations(directory: Path, pattern: re.Pattern[str]) -> list[int]:
+    return sorted(int(m[1]) for path in directory.iterdir() if (m := pattern.fullmatch(path.name)))
+
+
+def _log_path(directory: Path, generation: int) -> Path:
+    return directory / f"log.{generation:08d}.jsonl"
+
+
+def _snapshot_path(directory: Path, generation: int) -> Path:
+    return directory / f"snapshot.{generation:08d}.jsonl"
+
+
+def _open_log(path: Path, *, create: bool) -> int:
+    flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
+    return os.open(path, flags, 0o644)
+
+
+def _fsync_directory(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _corrupt(path: Path, offset: int, reason: str) -> CorruptLogError:
+    return CorruptLogError(
+        f"corrupt record in {path} at byte offset {offset} ({reason}); refusing to skip it: "
+        "restore the file from a backup or move it aside"
+    )
+
+
+def _errno_name(exc: OSError) -> str:
+    return errno.errorcode.get(exc.errno or 0, f"errno {exc.errno}")
+
+
+def _resolve(future: asyncio.Future[_T], value: _T) -> None:
+    _settle_on_loop(future, future.set_result, value)
+
+
+def _fail(future: asyncio.Future[Any], error: BaseException) -> None:
+    _settle_on_loop(future, future.set_exception, error)
+
+
+def _settle_on_loop(future: asyncio.Future[_T], setter: Callable[[_A], None], arg: _A) -> None:
+    def settle() -> None:
+        if not future.done():  # the caller may have been cancelled meanwhile
+            setter(arg)
+
+    with suppress(RuntimeError):  # the loop is closed: nobody awaits the result any more
+        future.get_loop().call_soon_threadsafe(settle)

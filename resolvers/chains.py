@@ -1,0 +1,292 @@
+"""Chain viewing: short, label-specific walks keyed by a UI button (SPEC §4, reference §4.5).
+
+A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 items 19-21):
+
+* each hop expands from the nodes the previous hop reached (the frontier), never from the
+  accumulated set, and keeps only live nodes (of ``session_id`` when given — Papers included)
+  that carry the hop's target label and were not reached before;
+* a ``limit`` hop keeps the most recent nodes by ``seq``, then ``created_at``, then id;
+* a ``variable`` hop (``next in→ResearchGoal *``) walks one or more steps until it reaches the
+  target label and keeps the path it took, intermediate steps included;
+* a hop that reaches nothing empties the whole chain (all-or-nothing);
+* the result holds the reached nodes (source first, then by hop, then most recent first,
+  capped at ``CHAIN_CAP``) and only the edges the walk crossed among them.
+
+Label decisions: the reference's ``Task`` target of ``viewPrevTask`` / ``viewNextTask`` means a
+chain *step* — its old SubTask label became our Task (subagent scope) and ToolCall — so those hops
+accept both (never the goal). Every other hop enforces exactly its one label: ``viewSourcePaper``
+returns only Papers, ``viewCitingEvidenceForArtifact`` only Evidence, ``viewCitedPaper`` only
+Papers, and ``viewGoal`` / ``viewRelatedTask`` are empty when no ResearchGoal is reachable.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from resolvers.errors import InvalidInputError
+from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
+from resolvers.resolve import in_scope, resolve_node
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from resolvers.store import GraphReader
+
+CHAIN_CAP = 500
+
+IN, OUT = Direction.IN, Direction.OUT
+STEPS = frozenset({Label.TASK, Label.TOOL_CALL})
+
+
+class ChainKind(StrEnum):
+    VIEW_PREV_TASK = "viewPrevTask"
+    VIEW_NEXT_TASK = "viewNextTask"
+    VIEW_GOAL = "viewGoal"
+    VIEW_INPUT = "viewInput"
+    VIEW_OUTPUT = "viewOutput"
+    VIEW_PRODUCING_TASK = "viewProducingTask"
+    VIEW_EXTRACTED_EVIDENCE = "viewExtractedEvidence"
+    VIEW_CITING_CLAIM = "viewCitingClaim"
+    VIEW_CITING_ARTIFACT = "viewCitingArtifact"
+    VIEW_SEARCHING_TASK = "viewSearchingTask"
+    VIEW_SOURCE_PAPER = "viewSourcePaper"
+    VIEW_CITING_CLAIM_FOR_EVIDENCE = "viewCitingClaimForEvidence"
+    VIEW_CITING_ARTIFACT_FOR_EVIDENCE = "viewCitingArtifactForEvidence"
+    VIEW_CITING_EVIDENCE_FOR_CLAIM = "viewCitingEvidenceForClaim"
+    VIEW_CITING_SOURCE_FILE_FOR_CLAIM = "viewCitingSourceFileForClaim"
+    VIEW_CONTAINING_ARTIFACT = "viewContainingArtifact"
+    VIEW_CONTAINED_CLAIMS = "viewContainedClaims"
+    VIEW_CITING_CLAIM_FOR_ARTIFACT = "viewCitingClaimForArtifact"
+    VIEW_PRODUCING_CODE = "viewProducingCode"
+    VIEW_CITING_EVIDENCE_FOR_ARTIFACT = "viewCitingEvidenceForArtifact"
+    VIEW_CITED_PAPER = "viewCitedPaper"
+    VIEW_RELATED_TASK = "viewRelatedTask"
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One step of a walk: follow ``edge`` in ``direction`` to nodes labelled ``targets``."""
+
+    edge: EdgeType
+    direction: Direction
+    targets: frozenset[Label]
+    limit: int | None = None
+    variable: bool = False
+
+
+def _hop(edge: EdgeType, direction: Direction, target: Label, *, limit: int | None = None) -> Hop:
+    return Hop(edge, direction, frozenset({target}), limit)
+
+
+_NEXT, _PRODUCES, _EXTRACTS = EdgeType.NEXT, EdgeType.PRODUCES, EdgeType.EXTRACTS
+_SUPPORTS, _STATED_IN, _INPUT = EdgeType.SUPPORTS, EdgeType.STATED_IN, EdgeType.INPUT
+_TO_GOAL = Hop(_NEXT, IN, frozenset({Label.RESEARCH_GOAL}), variable=True)
+_TO_EVIDENCE = _hop(_EXTRACTS, OUT, Label.EVIDENCE)
+_TO_CLAIM = _hop(_SUPPORTS, OUT, Label.CLAIM)
+_TO_REPORT = _hop(_STATED_IN, OUT, Label.ARTIFACT)
+_FROM_CLAIM = _hop(_STATED_IN, IN, Label.CLAIM)
+_FROM_EVIDENCE = _hop(_SUPPORTS, IN, Label.EVIDENCE)
+
+HOPS: Mapping[ChainKind, tuple[Hop, ...]] = {
+    ChainKind.VIEW_PREV_TASK: (Hop(_NEXT, IN, STEPS, limit=1),),
+    ChainKind.VIEW_NEXT_TASK: (Hop(_NEXT, OUT, STEPS, limit=1),),
+    ChainKind.VIEW_GOAL: (_TO_GOAL,),
+    ChainKind.VIEW_INPUT: (_hop(_INPUT, IN, Label.ARTIFACT, limit=1),),
+    ChainKind.VIEW_OUTPUT: (_hop(_PRODUCES, OUT, Label.ARTIFACT),),
+    ChainKind.VIEW_PRODUCING_TASK: (_hop(_PRODUCES, IN, Label.TOOL_CALL),),
+    ChainKind.VIEW_EXTRACTED_EVIDENCE: (_TO_EVIDENCE,),
+    ChainKind.VIEW_CITING_CLAIM: (_TO_EVIDENCE, _TO_CLAIM),
+    ChainKind.VIEW_CITING_ARTIFACT: (_TO_EVIDENCE, _TO_CLAIM, _TO_REPORT),
+    ChainKind.VIEW_SEARCHING_TASK: (_hop(_PRODUCES, IN, Label.TOOL_CALL, limit=1),),
+    ChainKind.VIEW_SOURCE_PAPER: (_hop(_EXTRACTS, IN, Label.PAPER, limit=1),),
+    ChainKind.VIEW_CITING_CLAIM_FOR_EVIDENCE: (_TO_CLAIM,),
+    ChainKind.VIEW_CITING_ARTIFACT_FOR_EVIDENCE: (_TO_CLAIM, _TO_REPORT),
+    ChainKind.VIEW_CITING_EVIDENCE_FOR_CLAIM: (_FROM_EVIDENCE,),
+    ChainKind.VIEW_CITING_SOURCE_FILE_FOR_CLAIM: (_hop(_SUPPORTS, IN, Label.SOURCE_FILE),),
+    ChainKind.VIEW_CONTAINING_ARTIFACT: (_hop(_STATED_IN, OUT, Label.ARTIFACT, limit=1),),
+    ChainKind.VIEW_CONTAINED_CLAIMS: (_FROM_CLAIM,),
+    ChainKind.VIEW_CITING_CLAIM_FOR_ARTIFACT: (_TO_CLAIM,),
+    ChainKind.VIEW_PRODUCING_CODE: (_hop(_PRODUCES, IN, Label.CODE, limit=1),),
+    ChainKind.VIEW_CITING_EVIDENCE_FOR_ARTIFACT: (_FROM_CLAIM, _FROM_EVIDENCE),
+    ChainKind.VIEW_CITED_PAPER: (_FROM_CLAIM, _FROM_EVIDENCE, _hop(_EXTRACTS, IN, Label.PAPER)),
+    ChainKind.VIEW_RELATED_TASK: (
+        _hop(_PRODUCES, IN, Label.CODE),
+        _hop(_PRODUCES, IN, Label.TOOL_CALL),
+        _TO_GOAL,
+    ),
+}
+
+
+def recency(node: NodeRecord) -> tuple[int, float, str]:
+    """Sort key, larger = more recent: ``seq``, then ``created_at``, then id."""
+    return node.seq, node.created_at.timestamp(), node.id
+
+
+@dataclass(slots=True)
+class _Walk:
+    """What a walk reached: each node with the hop that reached it, and the edges it crossed."""
+
+    hop_of: dict[str, int]
+    nodes: dict[str, NodeRecord]
+    edges: dict[tuple[EdgeType, str, str], tuple[int, EdgeRecord]] = field(default_factory=dict)
+
+    def add(self, hop: int, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) -> None:
+        for node in nodes:
+            if node.id not in self.nodes:
+                self.nodes[node.id] = node
+                self.hop_of[node.id] = hop
+        for edge in edges:
+            self.edges.setdefault(edge.identity, (hop, edge))
+
+
+async def get_chain(
+    store: GraphReader,
+    node_ref: str,
+    kind: ChainKind,
+    *,
+    session_id: str | None = None,
+    version: int | None = None,
+) -> GraphSlice:
+    """The nodes and edges of the ``kind`` walk from ``node_ref``; empty when any hop is."""
+    source = await resolve_node(store, node_ref, session_id=session_id, version=version)
+    walk = await _walk(store, source, HOPS[kind], session_id)
+    return _slice(walk) if walk is not None else GraphSlice([], [], 0)
+
+
+async def chain_exists(
+    store: GraphReader,
+    node_ref: str,
+    kinds: Sequence[ChainKind],
+    *,
+    session_id: str | None = None,
+    version: int | None = None,
+) -> dict[ChainKind, bool]:
+    """Per kind, whether ``get_chain`` would be non-empty (one source resolution)."""
+    if not kinds:
+        raise InvalidInputError("kinds", "must not be empty")
+    source = await resolve_node(store, node_ref, session_id=session_id, version=version)
+    return {
+        kind: await _walk(store, source, HOPS[kind], session_id) is not None
+        for kind in dict.fromkeys(kinds)
+    }
+
+
+async def _walk(
+    store: GraphReader, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
+) -> _Walk | None:
+    walk = _Walk({source.id: 0}, {source.id: source})
+    frontier = [source]
+    for index, hop in enumerate(hops, start=1):
+        if hop.variable:
+            found = await _variable_hop(store, frontier, hop, session_id, walk)
+        else:
+            found = await _single_hop(store, frontier, hop, session_id, walk)
+        if found is None:
+            return None
+        frontier, path, edges = found
+        walk.add(index, path, edges)
+    return walk
+
+
+Reached = tuple[list[NodeRecord], list[NodeRecord], list[EdgeRecord]]
+"""A hop's result: its target nodes (the next frontier), every node it adds, the edges crossed."""
+
+
+def _far(edge: EdgeRecord, direction: Direction) -> str:
+    return edge.source if direction is Direction.IN else edge.target
+
+
+def _near(edge: EdgeRecord, direction: Direction) -> str:
+    return edge.target if direction is Direction.IN else edge.source
+
+
+async def _fetch(
+    store: GraphReader, ids: Sequence[str], session_id: str | None
+) -> dict[str, NodeRecord]:
+    nodes = await store.get_nodes(list(dict.fromkeys(ids)))
+    return {node.id: node for node in nodes if in_scope(node, session_id)}
+
+
+async def _single_hop(
+    store: GraphReader,
+    frontier: Sequence[NodeRecord],
+    hop: Hop,
+    session_id: str | None,
+    walk: _Walk,
+) -> Reached | None:
+    edges = await store.expand([node.id for node in frontier], hop.edge, hop.direction)
+    fresh = [_far(edge, hop.direction) for edge in edges]
+    fetched = await _fetch(store, [i for i in fresh if i not in walk.nodes], session_id)
+    targets = sorted(
+        (node for node in fetched.values() if node.label in hop.targets), key=recency, reverse=True
+    )
+    if hop.limit is not None:
+        targets = targets[: hop.limit]
+    if not targets:
+        return None
+    kept = {node.id for node in targets}
+    return targets, targets, [edge for edge in edges if _far(edge, hop.direction) in kept]
+
+
+async def _variable_hop(
+    store: GraphReader,
+    frontier: Sequence[NodeRecord],
+    hop: Hop,
+    session_id: str | None,
+    walk: _Walk,
+) -> Reached | None:
+    """Breadth-first over ``hop.edge`` until the nearest level holding a target."""
+    seen: dict[str, NodeRecord] = {node.id: node for node in frontier}
+    came_by: dict[str, EdgeRecord] = {}
+    level = list(seen)
+    while level:
+        edges = await store.expand(level, hop.edge, hop.direction)
+        ids = [_far(e, hop.direction) for e in edges]
+        unseen = [i for i in ids if i not in seen and i not in walk.nodes]
+        fetched = await _fetch(store, unseen, session_id)
+        for edge in edges:
+            far = _far(edge, hop.direction)
+            if far in fetched and far not in came_by:
+                came_by[far] = edge
+        seen.update(fetched)
+        targets = [node for node in fetched.values() if node.label in hop.targets]
+        if targets:
+            targets.sort(key=recency, reverse=True)
+            path, crossed = _paths(targets, came_by, seen, hop.direction)
+            return targets, path, crossed
+        level = list(fetched)
+    return None
+
+
+def _paths(
+    targets: Sequence[NodeRecord],
+    came_by: Mapping[str, EdgeRecord],
+    seen: Mapping[str, NodeRecord],
+    direction: Direction,
+) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+    """Every node and edge on the way back from each target to the frontier."""
+    nodes: dict[str, NodeRecord] = {}
+    edges: dict[tuple[EdgeType, str, str], EdgeRecord] = {}
+    for target in targets:
+        current = target.id
+        while current not in nodes and current in came_by:
+            nodes[current] = seen[current]
+            edge = came_by[current]
+            edges[edge.identity] = edge
+            current = _near(edge, direction)
+    return list(nodes.values()), list(edges.values())
+
+
+def _slice(walk: _Walk) -> GraphSlice:
+    ordered = sorted(walk.nodes.values(), key=recency, reverse=True)
+    ordered.sort(key=lambda node: walk.hop_of[node.id])  # stable: by hop, then most recent
+    nodes = ordered[:CHAIN_CAP]
+    kept = {node.id for node in nodes}
+    edges = [
+        edge
+        for _, edge in sorted(walk.edges.values(), key=lambda item: (item[0], *item[1].identity))
+        if edge.source in kept and edge.target in kept
+    ]
+    return GraphSlice(nodes, edges, len(ordered), len(ordered) > CHAIN_CAP)

@@ -1,0 +1,59 @@
+"""Cleanup use cases: mirror session and project deletion (SPEC §3.6).
+
+A deleted session keeps its Artifacts, soft-marked (``deleted_session``), because later
+sessions may still read them as inputs; every other node of the session is deleted with its
+edges. A deleted project removes its sessions' nodes and its Artifacts physically.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from resolvers.errors import InvalidInputError
+from resolvers.records import Label
+from resolvers.store import GraphStore
+from resolvers.validate import check_text
+
+
+@dataclass(frozen=True, slots=True)
+class CleanupResult:
+    marked: int
+    deleted: int
+
+
+async def cleanup_session(store: GraphStore, session_id: str) -> CleanupResult:
+    _check_id("sessionId", session_id)
+    marked = deleted = 0
+    async with store.transaction(session_id) as tx:
+        for node in await tx.get_nodes(await tx.session_node_ids(session_id)):
+            if node is None:
+                continue
+            if node.label is Label.ARTIFACT:
+                if not node.deleted:
+                    await tx.put_node(node.with_props(deleted_session=True))
+                    marked += 1
+            elif await tx.delete_node(node.id):
+                deleted += 1
+    return CleanupResult(marked, deleted)
+
+
+async def cleanup_project(
+    store: GraphStore, project_id: str, session_ids: list[str]
+) -> CleanupResult:
+    _check_id("projectId", project_id)
+    for index, session_id in enumerate(session_ids):
+        _check_id(f"sessionIds[{index}]", session_id)
+    deleted = 0
+    async with store.transaction() as tx:
+        for session_id in dict.fromkeys(session_ids):
+            for node_id in await tx.session_node_ids(session_id):
+                deleted += await tx.delete_node(node_id)
+        for artifact in await tx.project_artifacts(project_id):
+            deleted += await tx.delete_node(artifact.id)
+    return CleanupResult(0, deleted)
+
+
+def _check_id(field: str, value: str) -> None:
+    if not value.strip():
+        raise InvalidInputError(field, "must not be empty")
+    check_text("id", value, field)

@@ -1,0 +1,241 @@
+"""Domain events: every accepted write, as data.
+
+An event is the mutation's input plus what the server assigned when it accepted it
+(``received_at``). Applying an event to a store (``resolvers.observe`` / ``resolvers.declare``)
+is deterministic and idempotent, so one event stream can feed the file store, the Neo4j outbox,
+a replay after an outage and a migration.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, ClassVar
+
+from resolvers.records import utc_now
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    kind: ClassVar[str] = "event"
+    session_id: str
+    received_at: datetime = field(default_factory=utc_now, kw_only=True)
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactVersionRef:
+    artifact_id: str
+    version: int
+
+
+@dataclass(frozen=True, slots=True)
+class ProducedArtifact:
+    artifact_id: str
+    version: int
+    path: str | None = None
+    media_type: str | None = None
+    logical_name: str | None = None
+    project_id: str | None = None
+    turn_id: str | None = None
+    content_hash: str | None = None
+    input_artifact_versions: tuple[ArtifactVersionRef, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class UploadFileObserved(Event):
+    kind: ClassVar[str] = "upload_file"
+    file_id: str
+    name: str
+    path: str
+    uploaded_at: datetime | None = None
+    media_type: str | None = None
+    size: int | None = None
+    content_hash: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FirstMessageObserved(Event):
+    kind: ClassVar[str] = "first_message"
+    goal_id: str
+    core_objective: str
+    domain: str | None = None
+    topic_scope: tuple[str, ...] = ()
+    sent_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ExecutionObserved(Event):
+    kind: ClassVar[str] = "execution"
+    execution_id: str
+    turn_id: str
+    tool: str
+    code_hash: str
+    status: str
+    started_at: datetime
+    finished_at: datetime
+    language: str | None = None
+    exit_code: int | None = None
+    tool_type: str = "execution"
+    tool_name: str | None = None
+    produced_artifacts: tuple[ProducedArtifact, ...] = ()
+    stdout_hash: str | None = None
+    stderr_hash: str | None = None
+    env_hash: str | None = None
+    parent_subagent_id: str | None = None
+    input_source_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PaperProduct:
+    link: str
+    title: str | None = None
+    identifier: str | None = None
+    identifier_type: str | None = None
+    year: str | None = None
+    authors: tuple[str, ...] = ()
+    abstract: str | None = None
+    source: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCallObserved(Event):
+    kind: ClassVar[str] = "tool_call"
+    task_id: str
+    turn_id: str | None
+    tool_name: str
+    tool_type: str
+    source: str | None = None
+    status: str = "completed"
+    result_count: int | None = None
+    retrieved_at: datetime | None = None
+    products: tuple[PaperProduct, ...] = ()
+    parent_subagent_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentObserved(Event):
+    kind: ClassVar[str] = "subagent"
+    subagent_id: str
+    turn_id: str
+    objective: str
+    started_at: datetime
+    status: str
+    task_type: str = "subagent"
+    subagent_type: str | None = None
+    finished_at: datetime | None = None
+    summary: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactDeclared(Event):
+    kind: ClassVar[str] = "declare_artifact"
+    execution_id: str
+    artifact: ProducedArtifact
+
+
+@dataclass(frozen=True, slots=True)
+class Alias:
+    alias: str
+    id: str
+
+
+@dataclass(frozen=True, slots=True)
+class ArtifactAlias:
+    alias: str
+    artifact_id: str
+    version: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceDeclared(Event):
+    kind: ClassVar[str] = "declare_evidence"
+    content: str
+    locator: str
+    evidence_type: str
+    confidence: str
+    strength: str
+    source_paper_link: str | None = None
+    source_file_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimDeclared(Event):
+    kind: ClassVar[str] = "declare_claim"
+    content: str
+    claim_type: str
+    confidence: str
+    locator: str
+    cites_evidence: tuple[Alias, ...] = ()
+    cites_artifacts: tuple[ArtifactAlias, ...] = ()
+    cites_source_files: tuple[Alias, ...] = ()
+    artifact_id: str | None = None
+    artifact_version: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimsLinked(Event):
+    kind: ClassVar[str] = "link_claims"
+    artifact_id: str
+    artifact_version: int
+    claim_ids: tuple[str, ...] = ()
+
+
+OBSERVE_EVENTS: tuple[type[Event], ...] = (
+    UploadFileObserved,
+    FirstMessageObserved,
+    ExecutionObserved,
+    ToolCallObserved,
+    SubagentObserved,
+)
+EVENT_TYPES: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (*OBSERVE_EVENTS, ArtifactDeclared, EvidenceDeclared, ClaimDeclared, ClaimsLinked)
+}
+
+
+def event_to_dict(event: Event) -> dict[str, Any]:
+    """A JSON-ready form of ``event`` (datetimes as ISO-8601 text), tagged with its kind."""
+    return {"kind": event.kind, "data": _plain(event)}
+
+
+def event_from_dict(value: dict[str, Any]) -> Event:
+    cls = EVENT_TYPES[value["kind"]]
+    built = _build(cls, value["data"])
+    assert isinstance(built, Event)
+    return built
+
+
+def _plain(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _plain(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    if isinstance(value, tuple | list):
+        return [_plain(item) for item in value]
+    if isinstance(value, datetime):
+        return value.isoformat()
+    return value
+
+
+def _build(annotation: Any, value: Any) -> Any:
+    if value is None:
+        return None
+    if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
+        hints = typing.get_type_hints(annotation)
+        kwargs = {
+            f.name: _build(hints[f.name], value[f.name])
+            for f in dataclasses.fields(annotation)
+            if f.name in value
+        }
+        return annotation(**kwargs)
+    origin = typing.get_origin(annotation)
+    if origin in (types.UnionType, typing.Union):
+        inner = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
+        return _build(inner[0], value)
+    if origin is tuple:
+        item_type = typing.get_args(annotation)[0]
+        return tuple(_build(item_type, item) for item in value)
+    if annotation is datetime:
+        return datetime.fromisoformat(value)
+    return value

@@ -1,0 +1,423 @@
+"""Observe use cases: mirror execution events into the graph (SPEC §3).
+
+Every function applies one event in one transaction, idempotently and order-independently:
+a re-sent event changes nothing, and events arriving in any order converge to the graph of the
+in-order stream (late goals, scopes, versions and inputs are attached when they arrive).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from resolvers.events import (
+    ArtifactDeclared,
+    Event,
+    ExecutionObserved,
+    FirstMessageObserved,
+    PaperProduct,
+    ProducedArtifact,
+    SubagentObserved,
+    ToolCallObserved,
+    UploadFileObserved,
+)
+from resolvers.records import (
+    SUBAGENT_TASK_TYPE,
+    Direction,
+    EdgeType,
+    Label,
+    NodeRecord,
+    artifact_key,
+    node_id,
+)
+from resolvers.steps import attach_main_head, attach_scope_head, child_key, insert_step, scope_key
+from resolvers.store import GraphStore
+from resolvers.text import normalize_link
+from resolvers.validate import validate_event
+from resolvers.writes import Writer, iso
+
+E = TypeVar("E", bound=Event)
+
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timed_out", "error"})
+SUBAGENT_FALLBACK_SUMMARY = "Subagent completed without a text response."
+
+
+@dataclass(frozen=True, slots=True)
+class WriteResult:
+    """What one event wrote: the number of nodes and edges created or changed, and every node
+    it touched (changed or not)."""
+
+    written: int
+    node_ids: list[str]
+
+
+async def run_write(
+    store: GraphStore, event: E, body: Callable[[Writer, E], Awaitable[None]]
+) -> WriteResult:
+    """Validate ``event`` and apply ``body`` to it in one transaction."""
+    validate_event(event)
+    async with store.transaction(event.session_id) as tx:
+        writer = Writer(tx, event.received_at)
+        await body(writer, event)
+    return WriteResult(writer.written, list(writer.touched))
+
+
+def normalise_status(status: str) -> str:
+    status = status.strip().lower()
+    return "completed" if status == "succeeded" else status
+
+
+def keep_terminal(old: NodeRecord, status: str) -> str:
+    """A terminal status never regresses to a running one."""
+    current = old.get("status")
+    if current in TERMINAL_STATUSES and status not in TERMINAL_STATUSES:
+        return str(current)
+    return status
+
+
+# --- uploads and the goal ------------------------------------------------------------------
+
+
+async def observe_upload_file(store: GraphStore, event: UploadFileObserved) -> WriteResult:
+    return await run_write(store, event, _upload)
+
+
+async def _upload(writer: Writer, e: UploadFileObserved) -> None:
+    fields = {
+        "name": e.name,
+        "path": e.path,
+        "media_type": e.media_type,
+        "size": e.size,
+        "content_hash": e.content_hash,
+    }
+    created_props = {
+        **fields,
+        "file_id": e.file_id,
+        "origin": "user_upload",
+        "uploaded_at": iso(e.uploaded_at) if e.uploaded_at else None,
+    }
+    source, _ = await writer.merge_node(
+        Label.SOURCE_FILE, e.file_id, e.session_id, create=created_props, update=fields
+    )
+    for goal in await _goals(writer, e.session_id):
+        await writer.connect(EdgeType.FEEDS, source.id, goal)
+
+
+async def observe_session_first_message(
+    store: GraphStore, event: FirstMessageObserved
+) -> WriteResult:
+    return await run_write(store, event, _first_message)
+
+
+async def _first_message(writer: Writer, e: FirstMessageObserved) -> None:
+    goal, created = await writer.merge_node(
+        Label.RESEARCH_GOAL,
+        e.goal_id,
+        e.session_id,
+        create={
+            "goal_id": e.goal_id,
+            "core_objective": e.core_objective,
+            "domain": e.domain,
+            "topic_scope": list(e.topic_scope),
+            "sent_at": iso(e.sent_at) if e.sent_at else None,
+        },
+    )
+    if not created:
+        return  # the first message wins; a re-send changes nothing
+    offset = 0
+    while True:
+        page = await writer.tx.list_nodes(
+            labels=[Label.SOURCE_FILE], session_id=e.session_id, limit=500, offset=offset
+        )
+        for source in page.items:
+            await writer.connect(EdgeType.FEEDS, source.id, goal.id)
+        offset += len(page.items)
+        if not page.truncated:
+            break
+    await attach_main_head(writer, goal)
+
+
+async def _goals(writer: Writer, session_id: str) -> list[str]:
+    page = await writer.tx.list_nodes(labels=[Label.RESEARCH_GOAL], session_id=session_id, limit=16)
+    return [goal.id for goal in page.items]
+
+
+# --- executions and artifacts ---------------------------------------------------------------
+
+
+async def observe_execution(store: GraphStore, event: ExecutionObserved) -> WriteResult:
+    return await run_write(store, event, _execution)
+
+
+async def _execution(writer: Writer, e: ExecutionObserved) -> None:
+    status = normalise_status(e.status)
+    parent = e.parent_subagent_id
+    key = child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
+    finished = iso(e.finished_at)
+    call, created = await writer.merge_node(
+        Label.TOOL_CALL,
+        key,
+        e.session_id,
+        create={
+            "tool_type": "execution" if parent else e.tool_type,
+            "tool_name": e.tool_name or e.tool,
+            "started_at": iso(e.started_at),
+            "parent_subtask_id": scope_key(parent) if parent else None,
+            "chain_at": finished,
+            "status": status,
+            "finished_at": finished,
+            "turn_id": e.turn_id,
+        },
+        update=lambda old: {
+            "status": keep_terminal(old, status),
+            "finished_at": finished,
+            "turn_id": e.turn_id,
+        },
+        step=True,
+    )
+    if created:
+        await insert_step(writer, call)
+    code = await _code(writer, e, status)
+    await writer.connect(EdgeType.PRODUCES, call.id, code.id)
+    for artifact in e.produced_artifacts:
+        await record_artifact(writer, e.session_id, code.id, artifact)
+    for file_id in e.input_source_files:
+        await writer.connect(EdgeType.INPUT, node_id(Label.SOURCE_FILE, file_id), code.id)
+
+
+async def _set(writer: Writer, node: NodeRecord, **props: Any) -> NodeRecord:
+    updated = node.with_props(**props)
+    if updated != node:
+        await writer.replace_node(updated)
+    return updated
+
+
+async def _code(writer: Writer, e: ExecutionObserved, status: str) -> NodeRecord:
+    fields = {
+        "tool": e.tool,
+        "language": e.language,
+        "code_hash": e.code_hash,
+        "exit_code": e.exit_code,
+        "status": status,
+        "started_at": iso(e.started_at),
+        "finished_at": iso(e.finished_at),
+        "stdout_hash": e.stdout_hash,
+        "stderr_hash": e.stderr_hash,
+        "env_hash": e.env_hash,
+        "turn_id": e.turn_id,
+    }
+    code, _ = await writer.merge_node(
+        Label.CODE,
+        e.execution_id,
+        e.session_id,
+        create={"code_id": e.execution_id, **fields},
+        update=lambda old: {**fields, "status": keep_terminal(old, status)},
+    )
+    return code
+
+
+async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteResult:
+    return await run_write(store, event, _declare_artifact)
+
+
+async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> None:
+    await record_artifact(
+        writer, e.session_id, node_id(Label.CODE, e.execution_id), e.artifact
+    )
+
+
+async def record_artifact(
+    writer: Writer, session_id: str, code: str, artifact: ProducedArtifact
+) -> NodeRecord:
+    """Merge one artifact version produced by ``code`` with its lineage and inputs."""
+    fields: Mapping[str, Any] = {
+        "path": artifact.path,
+        "media_type": artifact.media_type,
+        "logical_name": artifact.logical_name,
+        "project_id": artifact.project_id,
+        "turn_id": artifact.turn_id,
+        "content_hash": artifact.content_hash,
+    }
+    node, created = await writer.merge_node(
+        Label.ARTIFACT,
+        artifact_key(artifact.artifact_id, artifact.version),
+        session_id,
+        create={"artifact_id": artifact.artifact_id, "version": artifact.version, **fields},
+        update=fields,
+    )
+    await writer.connect(EdgeType.PRODUCES, code, node.id)
+    if created:
+        await _link_versions(writer, node)
+    for ref in artifact.input_artifact_versions:
+        source = node_id(Label.ARTIFACT, artifact_key(ref.artifact_id, ref.version))
+        await writer.connect(EdgeType.INPUT, source, code)
+    return node
+
+
+async def _link_versions(writer: Writer, node: NodeRecord) -> None:
+    """``supersedes`` runs from each version to the nearest older stored one."""
+    versions = await writer.tx.artifact_versions(str(node.get("artifact_id")))
+    numbers = [int(v.get("version")) for v in versions]
+    index = numbers.index(int(node.get("version")))
+    older = versions[index - 1] if index > 0 else None
+    newer = versions[index + 1] if index + 1 < len(versions) else None
+    if older is not None and newer is not None:
+        await writer.disconnect(EdgeType.SUPERSEDES, newer.id, older.id)
+    if older is not None:
+        await writer.connect(EdgeType.SUPERSEDES, node.id, older.id)
+    if newer is not None:
+        await writer.connect(EdgeType.SUPERSEDES, newer.id, node.id)
+
+
+# --- searches and tool calls ----------------------------------------------------------------
+
+
+async def observe_tool_call(store: GraphStore, event: ToolCallObserved) -> WriteResult:
+    return await run_write(store, event, _tool_call)
+
+
+def _ref(task_id: str) -> str:
+    """``subtask:<scheme>:<ref>`` → ``ref``; any other task id is its own ref."""
+    parts = task_id.split(":", 2)
+    return parts[2] if len(parts) == 3 and parts[0] == "subtask" and parts[2] else task_id
+
+
+async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
+    parent = e.parent_subagent_id
+    key = child_key(parent, _ref(e.task_id)) if parent else e.task_id
+    at = iso(e.retrieved_at or e.received_at)
+    links = _unique_links(e.products)
+    status = normalise_status(e.status)
+    count = e.result_count if e.result_count is not None else len(links)
+    call, created = await writer.merge_node(
+        Label.TOOL_CALL,
+        key,
+        e.session_id,
+        create={
+            "tool_type": e.tool_type,
+            "tool_name": e.tool_name,
+            "source": e.source,
+            "finished_at": at,
+            "retrieved_at": iso(e.retrieved_at) if e.retrieved_at else None,
+            "parent_subtask_id": scope_key(parent) if parent else None,
+            "chain_at": at,
+            "status": status,
+            "result_count": count,
+            "turn_id": e.turn_id,
+        },
+        update=lambda old: {
+            "status": keep_terminal(old, status),
+            "result_count": count,
+            "turn_id": e.turn_id,
+        },
+        step=True,
+    )
+    if created:
+        await insert_step(writer, call)
+    for link, product in links.items():
+        await _record_paper(writer, e.session_id, call.id, link, product, at)
+
+
+def _unique_links(products: tuple[PaperProduct, ...]) -> dict[str, PaperProduct]:
+    links: dict[str, PaperProduct] = {}
+    for product in products:
+        link = normalize_link(product.link)
+        if link:
+            links.setdefault(link, product)
+    return links
+
+
+async def _record_paper(
+    writer: Writer, session_id: str, call: str, link: str, p: PaperProduct, at: str
+) -> None:
+    metadata = {
+        "title": p.title,
+        "identifier": p.identifier,
+        "identifier_type": p.identifier_type,
+        "year": p.year,
+        "authors": list(p.authors) or None,
+        "abstract": p.abstract,
+        "source": p.source,
+    }
+    paper, _ = await writer.merge_node(
+        Label.PAPER,
+        link,
+        session_id,
+        create={"link": link, **metadata, "first_retrieved_at": at},
+        # Later retrievals enrich what is missing and never overwrite.
+        update=lambda old: {k: v for k, v in metadata.items() if k not in old.props},
+    )
+    await writer.connect(EdgeType.PRODUCES, call, paper.id)
+    finders = await writer.neighbours(paper.id, EdgeType.PRODUCES, Direction.IN)
+    if paper.get("retrieval_count") != len(finders):
+        latest = max(str(paper.get("retrieved_at", "")), at)
+        await _set(writer, paper, retrieval_count=len(finders), retrieved_at=latest)
+
+
+# --- subagent scopes ------------------------------------------------------------------------
+
+
+def _subagent_status(status: str) -> tuple[str, str | None]:
+    status = normalise_status(status)
+    return {
+        "timed_out": ("failed", "timed_out"),
+        "failed": ("failed", "error"),
+        "cancelled": ("cancelled", "aborted"),
+    }.get(status, (status, None))
+
+
+async def observe_subagent(store: GraphStore, event: SubagentObserved) -> WriteResult:
+    return await run_write(store, event, _subagent)
+
+
+async def _subagent(writer: Writer, e: SubagentObserved) -> None:
+    status, failure_reason = _subagent_status(e.status)
+    raw = normalise_status(e.status)
+    terminal = raw in TERMINAL_STATUSES
+    start_fields = {
+        "objective": e.objective,
+        "task_type": e.task_type or SUBAGENT_TASK_TYPE,
+        "subagent_type": e.subagent_type,
+        "started_at": iso(e.started_at),
+        "turn_id": e.turn_id,
+    }
+    end_fields: dict[str, Any] = {}
+    if terminal:
+        summary = e.summary if e.summary and e.summary.strip() else None
+        if status == "completed" and summary is None:
+            summary = SUBAGENT_FALLBACK_SUMMARY
+        end_fields = {
+            "status": status,
+            "finished_at": iso(e.finished_at) if e.finished_at else None,
+            "summary": summary,
+            "failure_reason": failure_reason,
+        }
+
+    def update(old: NodeRecord) -> dict[str, Any]:
+        if terminal:
+            missing = {k: v for k, v in start_fields.items() if k not in old.props}
+            return {**missing, **end_fields}
+        return {**start_fields, "status": keep_terminal(old, status)}
+
+    task, created = await writer.merge_node(
+        Label.TASK,
+        scope_key(e.subagent_id),
+        e.session_id,
+        create={**start_fields, "status": status, **end_fields, "chain_at": iso(e.started_at)},
+        update=update,
+        step=True,
+    )
+    if created:
+        await insert_step(writer, task)
+        await attach_scope_head(writer, task)
+
+
+APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[WriteResult]]] = {
+    UploadFileObserved: observe_upload_file,
+    FirstMessageObserved: observe_session_first_message,
+    ExecutionObserved: observe_execution,
+    ToolCallObserved: observe_tool_call,
+    SubagentObserved: observe_subagent,
+    ArtifactDeclared: declare_artifact,
+}

@@ -1,0 +1,122 @@
+"""Source resolution: turn a ``nodeId`` argument into one live node (SPEC §2.1).
+
+Shared by ``node()``, ``getChain``, ``chainExists`` and ``traceProvenance`` so that every read
+resolves a reference the same way. A reference is either
+
+* a global id (``Artifact:fig#v2``, ``Paper:s1|https://…``, ``ToolCall:subtask:e1``), or
+* a domain key: ``task_id``, ``code_id``, ``goal_id``, ``evidence_id``, ``claim_id``,
+  ``file_id``, a Paper link (normalised first), ``<artifactId>#v<n>`` or a bare ``artifactId``
+  (its latest version).
+
+An explicit ``version`` wins over a ``#v<n>`` suffix. With ``session_id`` only that session's
+nodes match; without it an ambiguous key resolves to the most recently created match.
+Soft-deleted nodes never match.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, TypeGuard
+
+from resolvers.errors import InvalidInputError, NodeNotFoundError
+from resolvers.records import Label, NodeRecord, artifact_key, split_node_id
+from resolvers.text import normalize_link
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphReader
+
+
+async def resolve_node(
+    store: GraphReader,
+    node_ref: str,
+    *,
+    session_id: str | None = None,
+    version: int | None = None,
+) -> NodeRecord:
+    """The live node ``node_ref`` names; ``NodeNotFoundError`` when there is none."""
+    ref = node_ref.strip()
+    if not ref:
+        raise InvalidInputError("nodeId", "must not be empty")
+    if version is not None and version < 1:
+        raise InvalidInputError("version", "must be 1 or more")
+    found = await _by_global_id(store, ref, session_id, version)
+    if found is None:
+        found = await _by_domain_key(store, ref, session_id, version)
+    if found is None:
+        raise NodeNotFoundError(node_ref)
+    return found
+
+
+def in_scope(node: NodeRecord | None, session_id: str | None) -> TypeGuard[NodeRecord]:
+    """Whether ``node`` exists, is live and belongs to ``session_id`` (any session if None)."""
+    return (
+        node is not None
+        and not node.deleted
+        and (session_id is None or node.session_id == session_id)
+    )
+
+
+def most_recent(nodes: list[NodeRecord]) -> NodeRecord | None:
+    """The most recently created node (later in ``nodes`` wins a tie)."""
+    best: NodeRecord | None = None
+    for node in nodes:
+        if best is None or node.created_at >= best.created_at:
+            best = node
+    return best
+
+
+async def _by_global_id(
+    store: GraphReader, ref: str, session_id: str | None, version: int | None
+) -> NodeRecord | None:
+    parsed = split_node_id(ref)
+    if parsed is None:
+        return None
+    label, key = parsed
+    if label is Label.ARTIFACT:
+        return await _artifact(store, key, session_id, version)
+    if label is Label.PAPER:
+        paper_session = ref[len(Label.PAPER.value) + 1 :].partition("|")[0]
+        if session_id is not None and paper_session != session_id:
+            return None
+        papers = await store.nodes_by_key(
+            normalize_link(key), labels=[Label.PAPER], session_id=paper_session
+        )
+        return most_recent([node for node in papers if in_scope(node, session_id)])
+    (node,) = await store.get_nodes([ref])
+    return node if in_scope(node, session_id) else None
+
+
+async def _by_domain_key(
+    store: GraphReader, ref: str, session_id: str | None, version: int | None
+) -> NodeRecord | None:
+    artifact = await _artifact(store, ref, session_id, version)
+    if artifact is not None:
+        return artifact
+    matches = await store.nodes_by_key(ref, session_id=session_id)
+    link = normalize_link(ref)
+    if link and link != ref:
+        matches += await store.nodes_by_key(link, labels=[Label.PAPER], session_id=session_id)
+    return most_recent([node for node in matches if in_scope(node, session_id)])
+
+
+async def _artifact(
+    store: GraphReader, ref: str, session_id: str | None, version: int | None
+) -> NodeRecord | None:
+    """``<artifactId>#v<n>`` or a bare ``artifactId`` (latest live version), ``version`` wins."""
+    artifact_id, wanted = _split_version(ref)
+    if version is not None:
+        wanted = version
+    versions = [
+        node
+        for node in await store.artifact_versions(artifact_id, session_id=session_id)
+        if in_scope(node, session_id)
+    ]
+    if wanted is not None:
+        versions = [node for node in versions if node.key == artifact_key(artifact_id, wanted)]
+    return versions[-1] if versions else None
+
+
+def _split_version(ref: str) -> tuple[str, int | None]:
+    head, sep, tail = ref.rpartition("#v")
+    if sep and head and tail.isdigit():
+        return head, int(tail)
+    return ref, None

@@ -1,0 +1,146 @@
+"""Node search and typed listings (SPEC §4; reference §5.1-5.3, improving on §8.3 items 24-25).
+
+A search term matches a node when it is a prefix of one of the node's index tokens
+(``resolvers.text``): whole words rather than substrings ("on" does not hit "mention"), while a
+CJK term still matches inside a run of CJK text. Results rank by the number of matched terms,
+then the best field any term matched in, then recency, then id, and page with an opaque cursor.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from enum import StrEnum
+from typing import TYPE_CHECKING
+
+from resolvers.errors import InvalidInputError
+from resolvers.records import Label, NodeRecord, Page
+from resolvers.resolve import in_scope
+from resolvers.text import best_field_rank, query_terms, searchable_text, tokens
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from resolvers.records import EdgeRecord, EdgeType
+    from resolvers.store import GraphReader
+
+DEFAULT_FIRST = 100
+MAX_FIRST = 500
+MAX_TERMS = 32
+
+_CURSOR_PREFIX = "offset:"
+
+
+class MatchMode(StrEnum):
+    ANY_TERM = "any_term"
+    ALL_TERMS = "all_terms"
+
+
+def encode_cursor(offset: int) -> str:
+    return base64.urlsafe_b64encode(f"{_CURSOR_PREFIX}{offset}".encode()).decode()
+
+
+def decode_cursor(after: str | None) -> int:
+    """The offset an ``after`` cursor points at; ``0`` for ``None``."""
+    if after is None:
+        return 0
+    try:
+        text = base64.urlsafe_b64decode(after.encode("ascii")).decode("ascii")
+    except (binascii.Error, UnicodeError, ValueError) as exc:
+        raise InvalidInputError("after", "is not a cursor returned by this API") from exc
+    digits = text.removeprefix(_CURSOR_PREFIX)
+    if not text.startswith(_CURSOR_PREFIX) or not digits.isdigit():
+        raise InvalidInputError("after", "is not a cursor returned by this API")
+    return int(digits)
+
+
+def check_first(first: int, maximum: int = MAX_FIRST) -> None:
+    if not 1 <= first <= maximum:
+        raise InvalidInputError("first", f"must be between 1 and {maximum}")
+
+
+def _paged(page: Page[NodeRecord] | Page[EdgeRecord], offset: int) -> str | None:
+    return encode_cursor(offset + len(page.items)) if page.truncated else None
+
+
+async def search_nodes(
+    store: GraphReader,
+    query: str,
+    *,
+    mode: MatchMode = MatchMode.ANY_TERM,
+    session_id: str | None = None,
+    labels: Sequence[Label] | None = None,
+    first: int = DEFAULT_FIRST,
+    after: str | None = None,
+) -> Page[NodeRecord]:
+    """Live nodes matching the query's terms, best first."""
+    check_first(first)
+    offset = decode_cursor(after)
+    wanted = _labels(labels) if labels is not None else None
+    terms = query_terms(query)
+    if len(terms) > MAX_TERMS:
+        raise InvalidInputError("query", f"at most {MAX_TERMS} distinct terms")
+    if not terms:
+        return Page([], 0, False)
+    found = await store.search(
+        terms, session_id=session_id, labels=wanted, require_all=mode is MatchMode.ALL_TERMS
+    )
+    ranked = sorted(found, key=lambda node: node.id)
+    ranked.sort(key=lambda node: node.created_at, reverse=True)
+    ranked.sort(key=lambda node: _rank(terms, node))
+    items = ranked[offset : offset + first]
+    truncated = offset + len(items) < len(ranked)
+    cursor = encode_cursor(offset + len(items)) if truncated else None
+    return Page(items, len(ranked), truncated, cursor)
+
+
+def _rank(terms: Sequence[str], node: NodeRecord) -> tuple[int, int]:
+    """``(-matched terms, best field rank)``: smaller is better."""
+    node_tokens = tokens(searchable_text(node.props))
+    matched = sum(any(token.startswith(term) for token in node_tokens) for term in terms)
+    return -matched, best_field_rank(terms, node.props)
+
+
+async def nodes_by_type(
+    store: GraphReader,
+    labels: Sequence[Label],
+    *,
+    session_id: str | None = None,
+    first: int = DEFAULT_FIRST,
+    after: str | None = None,
+) -> Page[NodeRecord]:
+    """Live nodes of any of ``labels``, newest first."""
+    check_first(first)
+    offset = decode_cursor(after)
+    page = await store.list_nodes(
+        labels=_labels(labels), session_id=session_id, limit=first, offset=offset
+    )
+    return Page(page.items, page.total, page.truncated, _paged(page, offset))
+
+
+async def edges_by_type(
+    store: GraphReader,
+    types: Sequence[EdgeType],
+    *,
+    session_id: str | None = None,
+    first: int = DEFAULT_FIRST,
+    after: str | None = None,
+) -> tuple[Page[EdgeRecord], list[NodeRecord]]:
+    """Edges of any of ``types`` between live nodes (of ``session_id``), newest first, with
+    their de-duplicated endpoints."""
+    check_first(first)
+    offset = decode_cursor(after)
+    if not types:
+        raise InvalidInputError("types", "must not be empty")
+    page = await store.list_edges(
+        list(dict.fromkeys(types)), session_id=session_id, limit=first, offset=offset
+    )
+    ends = list(dict.fromkeys(end for edge in page.items for end in (edge.source, edge.target)))
+    nodes = [node for node in await store.get_nodes(ends) if in_scope(node, None)]
+    return Page(page.items, page.total, page.truncated, _paged(page, offset)), nodes
+
+
+def _labels(labels: Sequence[Label]) -> list[Label]:
+    if not labels:
+        raise InvalidInputError("labels", "must not be empty")
+    return list(dict.fromkeys(labels))

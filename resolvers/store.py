@@ -1,0 +1,185 @@
+"""The store port: the primitives every backend supplies to the use cases.
+
+The rules of SPEC §3–4 live in the use cases; a backend only stores nodes and edges, keeps the
+indexes listed below and answers these primitives in time proportional to their own result:
+
+* by global id; by domain key (optionally per label and session); by ``artifact_id``;
+* per session (newest first) and per label; per edge type;
+* adjacency per edge type and direction;
+* step chains: a node with ``seq > 0`` belongs to the chain ``(session_id, parent_subtask_id)``
+  (no ``parent_subtask_id`` = the session's main chain) at position ``(props["chain_at"], seq)``;
+* pending edges: an edge whose endpoint ``waiting_for`` does not exist yet, parked until it does;
+* search terms: a term matches a node when it is a prefix of one of the tokens
+  ``resolvers.text.tokens`` yields for the node's ``resolvers.text.searchable_text``.
+
+Listing primitives skip soft-deleted nodes (``props["deleted_session"]``); lookups by id or key
+return them, because writes still need them (a later session may read a soft-deleted artifact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
+from typing import Protocol
+
+from resolvers.records import (
+    Backend,
+    Direction,
+    EdgeRecord,
+    EdgeType,
+    Label,
+    NodeRecord,
+    Page,
+)
+
+ChainPosition = tuple[str, int]
+"""``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""
+
+
+class GraphReader(Protocol):
+    """Read primitives, on the store and inside a transaction (which sees its own writes)."""
+
+    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        """The nodes with these global ids, in the same order; ``None`` where absent."""
+        ...
+
+    async def nodes_by_key(
+        self,
+        key: str,
+        *,
+        labels: Sequence[Label] | None = None,
+        session_id: str | None = None,
+    ) -> list[NodeRecord]:
+        """Every node whose domain key equals ``key`` (a Paper's key is its link), soft-deleted
+        ones included, oldest first."""
+        ...
+
+    async def artifact_versions(
+        self, artifact_id: str, *, session_id: str | None = None
+    ) -> list[NodeRecord]:
+        """Every stored version of an artifact, soft-deleted ones included, by version ascending."""
+        ...
+
+    async def expand(
+        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
+    ) -> list[EdgeRecord]:
+        """The edges of ``edge_type`` leaving (``OUT``) or entering (``IN``) any of ``ids``."""
+        ...
+
+    async def edges_among(
+        self, ids: Sequence[str], types: Sequence[EdgeType] | None = None
+    ) -> list[EdgeRecord]:
+        """Every edge (of ``types``, or of any type) whose two endpoints are both in ``ids``."""
+        ...
+
+    async def list_nodes(
+        self,
+        *,
+        labels: Sequence[Label] | None = None,
+        session_id: str | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> Page[NodeRecord]:
+        """Live nodes of these labels (all when ``None``) in a session (all sessions when
+        ``None``), newest first. ``total`` counts every match, ``truncated`` says whether more
+        follow the page. ``labels`` and ``session_id`` may not both be ``None``."""
+        ...
+
+    async def list_edges(
+        self,
+        types: Sequence[EdgeType],
+        *,
+        session_id: str | None = None,
+        limit: int,
+        offset: int = 0,
+    ) -> Page[EdgeRecord]:
+        """Edges of these types whose endpoints are live (and both in ``session_id`` when given),
+        newest first."""
+        ...
+
+    async def session_node_ids(self, session_id: str) -> list[str]:
+        """Every node of a session, soft-deleted ones included."""
+        ...
+
+    async def project_artifacts(self, project_id: str) -> list[NodeRecord]:
+        """Every Artifact whose ``project_id`` is ``project_id``, soft-deleted ones included."""
+        ...
+
+    async def chain_members(self, session_id: str, scope_key: str | None) -> list[NodeRecord]:
+        """The steps of one chain in chain order (``scope_key`` ``None`` = main chain)."""
+        ...
+
+    async def chain_neighbours(
+        self, session_id: str, scope_key: str | None, position: ChainPosition
+    ) -> tuple[NodeRecord | None, NodeRecord | None]:
+        """The members immediately before and after ``position`` (which itself is excluded)."""
+        ...
+
+    async def search(
+        self,
+        terms: Sequence[str],
+        *,
+        session_id: str | None = None,
+        labels: Sequence[Label] | None = None,
+        require_all: bool = False,
+    ) -> list[NodeRecord]:
+        """Live nodes matching any (or, with ``require_all``, every) term. Unordered."""
+        ...
+
+
+class GraphTransaction(GraphReader, Protocol):
+    """One atomic write: every change becomes visible and durable together, or none does."""
+
+    async def put_node(self, node: NodeRecord) -> None:
+        """Create the node or replace the stored one with the same id (whole record)."""
+        ...
+
+    async def delete_node(self, node_id: str) -> bool:
+        """Delete the node and every edge touching it; ``False`` when it did not exist."""
+        ...
+
+    async def put_edge(self, edge: EdgeRecord) -> bool:
+        """Create the edge, or replace the properties of the existing ``(type, source, target)``
+        edge. Both endpoints must exist. ``True`` when the edge is new."""
+        ...
+
+    async def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> bool:
+        """Delete one edge; ``False`` when it did not exist."""
+        ...
+
+    async def next_seq(self, session_id: str) -> int:
+        """The next value of the session's arrival counter; no two calls ever share one."""
+        ...
+
+    async def park_edge(self, edge: EdgeRecord, waiting_for: str) -> None:
+        """Remember ``edge`` until the node ``waiting_for`` exists. Parking twice is a no-op."""
+        ...
+
+    async def take_parked(self, node_id: str) -> list[EdgeRecord]:
+        """Remove and return the edges parked for ``node_id``."""
+        ...
+
+
+class GraphStore(GraphReader, Protocol):
+    """A storage backend. Open it, use it, ``aclose()`` it."""
+
+    backend: Backend
+
+    def transaction(self, session_id: str | None = None) -> AbstractAsyncContextManager[
+        GraphTransaction
+    ]:
+        """Open a write transaction. Writers of one session are serialised; leaving the block
+        normally commits (durably, before the block returns), an exception rolls back."""
+        ...
+
+    async def ping(self) -> None:
+        """Raise ``StoreUnavailableError`` when the backend cannot serve requests now."""
+        ...
+
+    async def count_nodes(self) -> int:
+        """The number of stored nodes (for health and metrics)."""
+        ...
+
+    async def aclose(self) -> None:
+        """Release files, locks, connections. Idempotent."""
+        ...

@@ -1,0 +1,140 @@
+"""Text rules shared by every backend: search tokens, searchable fields, link normalisation."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+# Split on runs of non-word characters and underscores; Unicode-aware, so CJK stays in tokens.
+_SPLIT = re.compile(r"[\W_]+", re.UNICODE)
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_MAX_SUFFIXES = 32
+
+# Searchable fields, best rank first (lower = a better place to match).
+SEARCH_FIELDS: Mapping[str, int] = {
+    "title": 0,
+    "abstract": 1,
+    "core_objective": 2,
+    "objective": 3,
+    "summary": 3,
+    "content": 4,
+    "subagent_type": 5,
+    "tool_type": 5,
+    "task_type": 5,
+    "path": 5,
+    "name": 5,
+    "tool": 5,
+    "source": 5,
+    "identifier": 5,
+    "link": 5,
+    "tool_name": 5,
+    "logical_name": 5,
+    "domain": 5,
+}
+
+
+def query_terms(query: str) -> list[str]:
+    """The distinct lower-cased terms of a search query, in order."""
+    seen: dict[str, None] = {}
+    for token in _SPLIT.split(query.lower()):
+        if token:
+            seen.setdefault(token, None)
+    return list(seen)
+
+
+def tokens(text: str) -> set[str]:
+    """The index tokens of a text. A term matches when it is a prefix of one of them.
+
+    Words are tokens as they are; a run containing CJK characters (written without spaces) also
+    contributes its suffixes, so a CJK term matches anywhere inside the run.
+    """
+    result: set[str] = set()
+    for word in _SPLIT.split(text.lower()):
+        if not word:
+            continue
+        result.add(word)
+        if _CJK.search(word):
+            for start in range(1, min(len(word), _MAX_SUFFIXES)):
+                result.add(word[start:])
+    return result
+
+
+def searchable_text(props: Mapping[str, Any]) -> str:
+    """The text of a node's searchable fields, space separated."""
+    return " ".join(_field_text(props.get(name)) for name in SEARCH_FIELDS if props.get(name))
+
+
+def term_matches(term: str, text: str) -> bool:
+    return any(token.startswith(term) for token in tokens(text))
+
+
+def best_field_rank(terms: Iterable[str], props: Mapping[str, Any]) -> int:
+    """The rank of the best field in which any term matches (5 when none does)."""
+    best = 5
+    for name, rank in SEARCH_FIELDS.items():
+        if rank >= best:
+            break
+        value = props.get(name)
+        if value and any(term_matches(term, _field_text(value)) for term in terms):
+            best = rank
+    return best
+
+
+def _field_text(value: Any) -> str:
+    if isinstance(value, list | tuple):
+        return " ".join(str(item) for item in value)
+    return str(value)
+
+
+# --- link normalisation (SPEC §3.7) -------------------------------------------------------
+
+_DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/",
+                 "doi.org/", "dx.doi.org/", "doi:")
+_TRACKING = re.compile(r"^(utm_.*|fbclid|gclid)$", re.IGNORECASE)
+_DEFAULT_PORTS = {"https": "443", "http": "80"}
+
+
+def normalize_link(raw: str) -> str:
+    """The canonical form of a Paper link; ``""`` when nothing is left."""
+    link = raw.strip()
+    if not link:
+        return ""
+    doi = _doi_of(link)
+    if doi is not None:
+        return f"https://doi.org/{doi.lower()}" if doi else ""
+    if "://" not in link:
+        link = "https://" + link.lstrip("/")
+    parts = urlsplit(link)
+    scheme = parts.scheme.lower()
+    original_scheme = scheme
+    if scheme == "http":
+        scheme = "https"
+    host = (parts.hostname or "").rstrip(".")
+    port = parts.port if _has_valid_port(parts.netloc) else None
+    netloc = host
+    if port is not None and str(port) != _DEFAULT_PORTS.get(original_scheme) and port != 443:
+        netloc = f"{host}:{port}"
+    path = parts.path.rstrip("/")
+    query = urlencode(
+        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)]
+    )
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def _doi_of(link: str) -> str | None:
+    lowered = link.lower()
+    for prefix in _DOI_PREFIXES:
+        if lowered.startswith(prefix):
+            return link[len(prefix):].strip().split("#", 1)[0]
+    if lowered.startswith("10.") and "/" in link:
+        return link.split("#", 1)[0]
+    return None
+
+
+def _has_valid_port(netloc: str) -> bool:
+    try:
+        return urlsplit(f"//{netloc}").port is not None
+    except ValueError:
+        return False

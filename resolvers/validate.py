@@ -1,0 +1,106 @@
+"""Input validation shared by every write: lengths, identifiers, required text, numbers.
+
+Errors name the offending field as the GraphQL client wrote it (``input.executionId``,
+``input.producedArtifacts[0].version``), so an agent can fix exactly that.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from datetime import datetime
+from typing import Any
+
+from resolvers.errors import InvalidInputError
+
+MAX_ID_LENGTH = 512
+MAX_TEXT_LENGTH = 200_000
+MAX_LIST_LENGTH = 10_000
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_ID_FIELDS = re.compile(r"(^|_)(id|ids|hash|alias|version)$")
+
+# Fields that may never be empty (whitespace counts as empty).
+REQUIRED: frozenset[str] = frozenset(
+    {
+        "session_id",
+        "file_id",
+        "goal_id",
+        "core_objective",
+        "execution_id",
+        "tool",
+        "code_hash",
+        "status",
+        "task_id",
+        "tool_name",
+        "tool_type",
+        "subagent_id",
+        "objective",
+        "artifact_id",
+        "content",
+        "alias",
+        "id",
+        "link",
+    }
+)
+_POSITIVE = frozenset({"version", "artifact_version"})
+_NON_NEGATIVE = frozenset({"size", "result_count"})
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def validate_event(event: Any, prefix: str = "input") -> None:
+    """Raise ``InvalidInputError`` for the first field of ``event`` that breaks a rule."""
+    for field in dataclasses.fields(event):
+        if field.name == "received_at":
+            continue
+        path = "sessionId" if field.name == "session_id" else f"{prefix}.{camel(field.name)}"
+        _check(field.name, getattr(event, field.name), path)
+
+
+def _check(name: str, value: Any, path: str) -> None:
+    if value is None or isinstance(value, bool | datetime):
+        return
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        validate_event(value, path)
+    elif isinstance(value, str):
+        check_text(name, value, path)
+    elif isinstance(value, int):
+        _check_number(name, value, path)
+    elif isinstance(value, tuple | list):
+        if len(value) > MAX_LIST_LENGTH:
+            raise InvalidInputError(path, f"at most {MAX_LIST_LENGTH} items")
+        for index, item in enumerate(value):
+            _check(name, item, f"{path}[{index}]")
+
+
+def check_text(name: str, value: str, path: str) -> None:
+    identifier = bool(_ID_FIELDS.search(name))
+    limit = MAX_ID_LENGTH if identifier else MAX_TEXT_LENGTH
+    if name in REQUIRED and not value.strip():
+        raise InvalidInputError(path, "must not be empty")
+    if len(value) > limit:
+        raise InvalidInputError(path, f"at most {limit} characters")
+    if _CONTROL.search(value) or (identifier and ("\n" in value or "\r" in value)):
+        raise InvalidInputError(path, "contains control characters")
+
+
+def _check_number(name: str, value: int, path: str) -> None:
+    if name in _POSITIVE and value < 1:
+        raise InvalidInputError(path, "must be 1 or more")
+    if name in _NON_NEGATIVE and value < 0:
+        raise InvalidInputError(path, "must not be negative")
+    if abs(value) > 2**53:
+        raise InvalidInputError(path, "out of range")
+
+
+def check_first(first: int | None, maximum: int, default: int, field: str = "first") -> int:
+    """A page size: ``default`` when absent, else within ``1..maximum``."""
+    if first is None:
+        return default
+    if not 1 <= first <= maximum:
+        raise InvalidInputError(field, f"must be between 1 and {maximum}")
+    return first

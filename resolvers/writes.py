@@ -1,0 +1,124 @@
+"""Write helpers shared by the use cases: merging nodes, connecting edges, chain upkeep.
+
+``Writer`` wraps one transaction and counts what actually changed, so a mutation answers the
+truth (``written`` is 0 for a re-sent event) and knows every node it touched.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from typing import Any
+
+from resolvers.records import (
+    Direction,
+    EdgeRecord,
+    EdgeType,
+    Label,
+    NodeRecord,
+    clean_props,
+    node_id,
+)
+from resolvers.store import ChainPosition, GraphTransaction
+
+Update = Mapping[str, Any] | Callable[[NodeRecord], Mapping[str, Any]]
+
+CHAIN_START: ChainPosition = ("", 0)
+"""A position before every step (``chain_neighbours`` at it returns the head as ``after``)."""
+
+
+def iso(value: datetime) -> str:
+    """Fixed-width UTC text, so text order is time order (naive datetimes are taken as UTC)."""
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+class Writer:
+    """Merges nodes and edges inside one transaction and records what changed."""
+
+    def __init__(self, tx: GraphTransaction, now: datetime) -> None:
+        self.tx = tx
+        self.now = now
+        self.written = 0
+        self.touched: dict[str, None] = {}
+
+    async def merge_node(
+        self,
+        label: Label,
+        key: str,
+        session_id: str,
+        *,
+        create: Mapping[str, Any],
+        update: Update | None = None,
+        step: bool = False,
+    ) -> tuple[NodeRecord, bool]:
+        """Create the node with ``create`` (plus ``update``) props, or apply ``update`` to the
+        stored one; ``None`` values never erase. A ``step`` gets a ``seq`` on creation.
+        Returns the node and whether it was created."""
+        identity = node_id(label, key, session_id)
+        (existing,) = await self.tx.get_nodes([identity])
+        if existing is None:
+            props = clean_props({**create, **_resolve(update, None)})
+            seq = await self.tx.next_seq(session_id) if step else 0
+            node = NodeRecord(identity, label, key, session_id, self.now, props, seq)
+            await self._save(node)
+            await self._release_parked(node.id)
+            return node, True
+        changes = _resolve(update, existing)
+        node = existing.with_props(**clean_props(changes)) if changes else existing
+        if node != existing:
+            await self._save(node)
+        self.touched[identity] = None
+        return node, False
+
+    async def replace_node(self, node: NodeRecord) -> None:
+        await self._save(node)
+
+    async def _save(self, node: NodeRecord) -> None:
+        await self.tx.put_node(node)
+        self.written += 1
+        self.touched[node.id] = None
+
+    async def connect(
+        self,
+        edge_type: EdgeType,
+        source: str,
+        target: str,
+        props: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Create the edge now, or park it until its missing endpoint arrives."""
+        edge = EdgeRecord(edge_type, source, target, dict(props or {}))
+        missing = [
+            node_id
+            for node_id, node in zip(
+                (source, target), await self.tx.get_nodes([source, target]), strict=True
+            )
+            if node is None
+        ]
+        if missing:
+            await self.tx.park_edge(edge, missing[0])
+        elif await self.tx.put_edge(edge):
+            self.written += 1
+
+    async def disconnect(self, edge_type: EdgeType, source: str, target: str) -> None:
+        if await self.tx.delete_edge(edge_type, source, target):
+            self.written += 1
+
+    async def _release_parked(self, created_id: str) -> None:
+        for edge in await self.tx.take_parked(created_id):
+            await self.connect(edge.type, edge.source, edge.target, edge.props)
+
+    async def neighbours(
+        self, node: str, edge_type: EdgeType, direction: Direction
+    ) -> list[str]:
+        edges = await self.tx.expand([node], edge_type, direction)
+        return [edge.source if direction is Direction.IN else edge.target for edge in edges]
+
+
+def _resolve(update: Update | None, existing: NodeRecord | None) -> Mapping[str, Any]:
+    if update is None:
+        return {}
+    if callable(update):
+        return update(existing) if existing is not None else {}
+    return update

@@ -1,0 +1,146 @@
+"""Small builders that record a session through the real GraphQL mutations.
+
+Times are offsets in seconds from ``T0`` so a test states the order it means.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from tests.conftest import GraphQLClient
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+RESULT = "__typename ... on Observed { written nodeIds } ... on Error { code message }"
+
+
+def at(seconds: float) -> str:
+    return (T0 + timedelta(seconds=seconds)).isoformat()
+
+
+async def mutate(gql: GraphQLClient, field: str, input_type: str, value: dict[str, Any],
+                 selection: str = RESULT) -> dict[str, Any]:
+    document = f"mutation($input: {input_type}!) {{ {field}(input: $input) {{ {selection} }} }}"
+    data = await gql.execute(document, input=value)
+    result: dict[str, Any] = data[field]
+    return result
+
+
+async def first_message(gql: GraphQLClient, session: str, objective: str = "Study TP53",
+                        **extra: Any) -> dict[str, Any]:
+    value = {"sessionId": session, "goalId": f"goal:session:{session}",
+             "coreObjective": objective, **extra}
+    return await mutate(gql, "observeSessionFirstMessage", "ObserveSessionFirstMessageInput", value)
+
+
+async def upload(gql: GraphQLClient, session: str, path: str, media_type: str | None = "text/csv",
+                 **extra: Any) -> dict[str, Any]:
+    value = {"sessionId": session, "fileId": file_id(session, path), "name": path, "path": path,
+             "createdAt": at(0), "mediaType": media_type, **extra}
+    return await mutate(gql, "observeUploadFile", "ObserveUploadFileInput", value)
+
+
+def file_id(session: str, path: str) -> str:
+    return f"source_file:session:{session}:{path}"
+
+
+def artifact(artifact_id: str, version: int = 1, **extra: Any) -> dict[str, Any]:
+    return {"artifactId": artifact_id, "version": version, "logicalName": artifact_id,
+            "path": f"outputs/{artifact_id}.png", **extra}
+
+
+async def execution(gql: GraphQLClient, session: str, execution_id: str, finished: float = 10,
+                    *, artifacts: list[dict[str, Any]] | None = None, **extra: Any
+                    ) -> dict[str, Any]:
+    value = {"executionId": execution_id, "sessionId": session, "turnId": "turn-1",
+             "tool": "run_python", "language": "python", "codeHash": f"hash-{execution_id}",
+             "status": "succeeded", "startedAt": at(finished - 1), "finishedAt": at(finished),
+             "producedArtifacts": artifacts or [], **extra}
+    return await mutate(gql, "observeExecution", "ObserveExecutionInput", value)
+
+
+def paper(link: str, title: str = "A paper", **extra: Any) -> dict[str, Any]:
+    return {"link": link, "title": title, **extra}
+
+
+async def tool_call(gql: GraphQLClient, session: str, task_id: str, retrieved: float = 10,
+                    *, papers: list[dict[str, Any]] | None = None, **extra: Any
+                    ) -> dict[str, Any]:
+    value = {"taskId": task_id, "sessionId": session, "turnId": "turn-1",
+             "toolName": "mcp__europe-pmc__search", "toolType": "search",
+             "retrievedAt": at(retrieved), "products": papers or [], **extra}
+    return await mutate(gql, "observeToolCall", "ObserveToolCallInput", value)
+
+
+async def subagent(gql: GraphQLClient, session: str, subagent_id: str, status: str = "running",
+                   started: float = 5, **extra: Any) -> dict[str, Any]:
+    value = {"subagentId": subagent_id, "sessionId": session, "turnId": "turn-1",
+             "objective": f"objective of {subagent_id}", "createdAt": at(started),
+             "status": status, "subagentType": "literature", **extra}
+    return await mutate(gql, "observeSubagent", "ObserveSubagentInput", value)
+
+
+EVIDENCE_RESULT = (
+    "__typename ... on EvidenceDeclared { evidenceId } "
+    "... on DeclareRejected { code message instruction } ... on Error { code message }"
+)
+CLAIM_RESULT = (
+    "__typename ... on ClaimDeclared { claimId chipMap { alias kind id nodeId label version } } "
+    "... on DeclareRejected { code message instruction alias } ... on Error { code message }"
+)
+
+
+async def evidence(gql: GraphQLClient, session: str, *, link: str | None = None,
+                   file: str | None = None, content: str = "TP53 is mutated in 50% of tumours",
+                   **extra: Any) -> dict[str, Any]:
+    value = {"sessionId": session, "content": content, "locator": "p. 3",
+             "evidenceType": "quote", "confidence": "high", "strength": "strong",
+             "sourcePaperLink": link, "sourceFileId": file, **extra}
+    return await mutate(gql, "declareEvidence", "DeclareEvidenceInput", value, EVIDENCE_RESULT)
+
+
+async def claim(gql: GraphQLClient, session: str, *, content: str = "TP53 drives the effect",
+                evidence_ids: list[str] | None = None,
+                artifacts: list[tuple[str, int | None]] | None = None,
+                files: list[str] | None = None, **extra: Any) -> dict[str, Any]:
+    value = {
+        "sessionId": session, "content": content, "claimType": "finding",
+        "confidence": "high", "locator": "§2",
+        "citesEvidence": [{"alias": f"e{i}", "id": e} for i, e in enumerate(evidence_ids or [])],
+        "citesArtifacts": [{"alias": f"a{i}", "artifactId": a, "version": v}
+                           for i, (a, v) in enumerate(artifacts or [])],
+        "citesSourceFiles": [{"alias": f"f{i}", "id": f} for i, f in enumerate(files or [])],
+        **extra,
+    }
+    return await mutate(gql, "declareClaim", "DeclareClaimInput", value, CLAIM_RESULT)
+
+
+async def link_claims(gql: GraphQLClient, session: str, artifact_id: str, version: int,
+                      claim_ids: list[str]) -> dict[str, Any]:
+    value = {"sessionId": session, "artifactId": artifact_id, "artifactVersion": version,
+             "claimIds": claim_ids}
+    selection = ("__typename ... on ClaimsLinked { linked } "
+                 "... on DeclareRejected { code instruction } ... on Error { code message }")
+    return await mutate(gql, "linkClaimsToReport", "LinkClaimsToReportInput", value, selection)
+
+
+SUBGRAPH = """query($s: String!) { subgraph(sessionId: $s) { __typename
+  ... on Subgraph { total truncated nodes { id key label properties }
+                    edges { type source target properties }
+                    groups { id scopeId kind count members } } } }"""
+
+
+async def subgraph(gql: GraphQLClient, session: str) -> dict[str, Any]:
+    data = await gql.execute(SUBGRAPH, s=session)
+    result: dict[str, Any] = data["subgraph"]
+    return result
+
+
+def edges_of(graph: dict[str, Any], edge_type: str) -> set[tuple[str, str]]:
+    return {(e["source"], e["target"]) for e in graph["edges"] if e["type"] == edge_type}
+
+
+def node_ids(graph: dict[str, Any], label: str | None = None) -> set[str]:
+    return {n["id"] for n in graph["nodes"] if label is None or n["label"] == label}

@@ -1,0 +1,108 @@
+"""Shared fixtures: one ``store`` per backend, a runtime over it, and a GraphQL client.
+
+Behaviour tests ask only for ``store`` (or ``gql``, which is built on it), so every behaviour
+runs on every backend. The Neo4j backend needs ``GATEWAY_TEST_NEO4J_URI`` (set by
+``tools/test.sh``); without it its cases skip with a reason, and FAIL when
+``GATEWAY_REQUIRE_NEO4J=1`` (CI).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import strawberry
+
+from gateway.runtime import Runtime, SavedState
+from gateway.schema import build_schema
+from gateway.schema.context import GraphContext
+from gateway.settings import Settings
+from gateway.stores.file.memory import FileMemoryStore
+from gateway.stores.file.store import FileStore
+from resolvers.store import GraphStore
+
+BACKENDS = ["file"]
+
+
+def neo4j_settings() -> dict[str, str] | None:
+    """Connection of the test Neo4j, or ``None`` (skip, or fail when it is required)."""
+    uri = os.environ.get("GATEWAY_TEST_NEO4J_URI")
+    if not uri:
+        reason = "GATEWAY_TEST_NEO4J_URI is not set (tools/test.sh starts a test Neo4j)"
+        if os.environ.get("GATEWAY_REQUIRE_NEO4J") == "1":
+            pytest.fail(f"Neo4j is required but not configured: {reason}")
+        pytest.skip(reason)
+    return {
+        "uri": uri,
+        "user": os.environ.get("GATEWAY_TEST_NEO4J_USER", "neo4j"),
+        "password": os.environ.get("GATEWAY_TEST_NEO4J_PASSWORD", ""),
+    }
+
+
+async def open_store(backend: str, directory: Path) -> GraphStore:
+    if backend == "file":
+        return await FileStore.open(directory / "graph")
+    raise ValueError(backend)
+
+
+@pytest.fixture(params=BACKENDS)
+async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[GraphStore]:
+    opened = await open_store(str(request.param), tmp_path)
+    try:
+        yield opened
+    finally:
+        await opened.aclose()
+
+
+@pytest.fixture
+def settings(tmp_path: Path) -> Settings:
+    return Settings(data_dir=tmp_path, link_wait_seconds=0.3)
+
+
+@pytest.fixture
+async def runtime(store: GraphStore, settings: Settings) -> AsyncIterator[Runtime]:
+    memory = await FileMemoryStore.open(settings.data_dir / "memory")
+    state = SavedState(backend=store.backend)
+    yield Runtime(settings, state, memory, stores={store.backend: store})
+    await memory.aclose()
+
+
+@pytest.fixture(scope="session")
+def schema() -> strawberry.Schema:
+    return build_schema()
+
+
+class GraphQLClient:
+    """Executes documents against the schema with a context built on the test's store."""
+
+    def __init__(self, schema: strawberry.Schema, runtime: Runtime) -> None:
+        self.schema = schema
+        self.runtime = runtime
+
+    async def execute(
+        self, document: str, *, can_write: bool = True, **variables: Any
+    ) -> dict[str, Any]:
+        """The ``data`` of a successful execution; fails the test on top-level errors."""
+        result = await self.schema.execute(
+            document,
+            variable_values=variables,
+            context_value=GraphContext(runtime=self.runtime, can_write=can_write),
+        )
+        assert result.errors is None, result.errors
+        assert result.data is not None
+        return result.data
+
+    async def raw(self, document: str, *, can_write: bool = True, **variables: Any) -> Any:
+        return await self.schema.execute(
+            document,
+            variable_values=variables,
+            context_value=GraphContext(runtime=self.runtime, can_write=can_write),
+        )
+
+
+@pytest.fixture
+def gql(schema: strawberry.Schema, runtime: Runtime) -> GraphQLClient:
+    return GraphQLClient(schema, runtime)
