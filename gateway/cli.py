@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import asyncio
 import dataclasses
 import logging
 import sys
@@ -38,6 +39,13 @@ def _parser() -> argparse.ArgumentParser:
     export_schema = commands.add_parser("export-schema", help="print or write schema.graphql")
     export_schema.add_argument("--output", type=Path, help="file to write (default: stdout)")
     export_schema.set_defaults(handler=export_schema_command)
+    migrate = commands.add_parser(
+        "migrate", help="copy the file store into Neo4j (idempotent; safe to re-run)"
+    )
+    migrate.add_argument("--to", choices=["neo4j"], required=True, help="target backend")
+    migrate.add_argument("--uri", help="Bolt URI (default from the environment)")
+    migrate.add_argument("--user", help="Neo4j user (default from the environment)")
+    migrate.set_defaults(handler=migrate_command)
     cli_memory.register(commands)
     return parser
 
@@ -86,3 +94,55 @@ def export_schema_command(args: argparse.Namespace, settings: Settings) -> int:
     else:
         args.output.write_text(text, encoding="utf-8")
     return 0
+
+
+def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
+    if not settings.neo4j_password:
+        print(
+            "science-memory: set SCIENCE_AGENT_MEMORY_GRAPH_NEO4J_PASSWORD for the target Neo4j",
+            file=sys.stderr,
+        )
+        return 2
+    return asyncio.run(_migrate(args, settings))
+
+
+async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from gateway.migrate import migrate_to_neo4j
+    from gateway.stores.file.log import StoreLockedError
+    from gateway.stores.file.store import FileStore
+    from gateway.stores.neo4j import Neo4jStore
+    from resolvers.errors import StoreUnavailableError
+
+    try:
+        source = await FileStore.open(settings.data_dir / "graph")
+    except StoreLockedError as exc:
+        print(f"science-memory: {exc} (stop the gateway before migrating)", file=sys.stderr)
+        return 1
+    captured = source.capture()
+    await source.aclose()
+    try:
+        target = await Neo4jStore.open(
+            args.uri or settings.neo4j_uri, args.user or settings.neo4j_user, settings.neo4j_password
+        )
+    except StoreUnavailableError as exc:
+        print(f"science-memory: {exc.message}", file=sys.stderr)
+        return 1
+    try:
+        report = await migrate_to_neo4j(captured, target, progress=_progress)
+    finally:
+        await target.aclose()
+    print(file=sys.stderr)
+    print(
+        f"copied {report.nodes} nodes, {report.edges} edges, {report.parked} parked edges, "
+        f"{report.sessions} session counters; Neo4j held {report.nodes_before} nodes before "
+        f"and {report.nodes_after} after"
+    )
+    return 0
+
+
+def _progress(done: int, total: int) -> None:
+    width = 30
+    filled = width * done // total if total else width
+    percent = 100 * done // total if total else 100
+    bar = "#" * filled + "-" * (width - filled)
+    print(f"\rmigrating [{bar}] {percent:3d}% {done}/{total}", end="", file=sys.stderr, flush=True)

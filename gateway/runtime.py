@@ -1,13 +1,19 @@
-"""The gateway's runtime state: the active store, the toggle, and their persistence.
+"""The gateway's runtime state: the active store, the toggle, the outbox, and their persistence.
 
 ``<dataDir>/gateway.json`` (mode 0600) remembers what ``configureMemoryGraph`` changed — the
-enabled toggle, the backend, the Neo4j connection — so a restart keeps them. The graph of the
-file backend lives in ``<dataDir>/graph``, the research memory in ``<dataDir>/memory``.
+enabled toggle, the backend, the Neo4j connection — so a restart keeps them. The file backend's
+graph lives in ``<dataDir>/graph``, the research memory in ``<dataDir>/memory``, observe events
+waiting for an unreachable Neo4j in ``<dataDir>/outbox``.
+
+A selected Neo4j that cannot be reached never falls back to the file store: reads and declares
+answer unreachable, observes are journalled and replayed in order by a background task once
+Neo4j answers again (events queued earlier are applied first, so arrival order is kept).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import os
@@ -16,15 +22,17 @@ from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
+from gateway.outbox import Outbox
 from gateway.settings import Settings
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
-from resolvers.errors import InvalidInputError, MemoryGraphDisabledError, StoreUnavailableError
+from resolvers.errors import DomainError, MemoryGraphDisabledError, StoreUnavailableError
 from resolvers.events import Event
 from resolvers.memory import MemoryStore, compact_memory
 from resolvers.observe import APPLY, WriteResult
 from resolvers.records import Backend, utc_now
 from resolvers.store import GraphStore
+from resolvers.validate import validate_event
 
 logger = logging.getLogger(__name__)
 
@@ -86,20 +94,25 @@ class Runtime:
         state: SavedState,
         memory: MemoryStore,
         stores: dict[Backend, GraphStore] | None = None,
+        outbox: Outbox | None = None,
     ) -> None:
         self.settings = settings
         self.state = state
         self.memory_store = memory
+        self.outbox = outbox
         self._stores: dict[Backend, GraphStore] = dict(stores or {})
         self._lock = asyncio.Lock()
+        self._wake = asyncio.Event()
+        self._supervisor: asyncio.Task[None] | None = None
 
     @classmethod
     async def start(cls, settings: Settings) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
         state = await asyncio.to_thread(_read_state, settings)
-        memory = await FileMemoryStore.open(settings.data_dir / "memory")
+        memory = await FileMemoryStore.open(settings.data_dir / "memory", fsync=settings.fsync)
         runtime = cls(settings, state, memory)
         try:
+            runtime.outbox = await Outbox.open(settings.data_dir / "outbox", fsync=settings.fsync)
             await runtime._open_selected()
             report = await compact_memory(memory, utc_now().date(), force=False)
             if report.compacted:
@@ -107,13 +120,10 @@ class Runtime:
         except BaseException:
             await runtime.aclose()
             raise
+        runtime._supervisor = asyncio.create_task(runtime._supervise())
         return runtime
 
-    async def _open_selected(self) -> None:
-        if self.state.backend is Backend.FILE and Backend.FILE not in self._stores:
-            self._stores[Backend.FILE] = await FileStore.open(
-                self.settings.data_dir / "graph", fsync=self.settings.fsync
-            )
+    # --- the active store ----------------------------------------------------------------
 
     @property
     def graph_store(self) -> GraphStore:
@@ -125,15 +135,90 @@ class Runtime:
             raise StoreUnavailableError(self.state.backend.value)
         return store
 
-    async def record(self, event: Event) -> WriteResult:
-        """Apply one observe event to the active store."""
-        return await APPLY[type(event)](self.graph_store, event)
-
     @property
     def memory(self) -> MemoryStore:
         if not self.state.enabled:
             raise MemoryGraphDisabledError()
         return self.memory_store
+
+    async def record(self, event: Event) -> WriteResult:
+        """Apply one observe event, or journal it while the selected Neo4j is unreachable."""
+        if self.state.backend is Backend.FILE or self.outbox is None:
+            return await APPLY[type(event)](self.graph_store, event)
+        if not self.state.enabled:
+            raise MemoryGraphDisabledError()
+        validate_event(event)
+        neo4j = self._stores.get(Backend.NEO4J)
+        if neo4j is not None and self.outbox.pending == 0:
+            try:
+                return await APPLY[type(event)](neo4j, event)
+            except StoreUnavailableError:
+                logger.warning("neo4j unreachable; journalling a %s event", event.kind)
+        await self.outbox.append(event)
+        self._wake.set()
+        raise StoreUnavailableError(Backend.NEO4J.value, queued=True)
+
+    # --- opening, reconnecting, replaying ------------------------------------------------
+
+    async def _open_selected(self) -> None:
+        if self.state.backend is Backend.FILE and Backend.FILE not in self._stores:
+            self._stores[Backend.FILE] = await FileStore.open(
+                self.settings.data_dir / "graph", fsync=self.settings.fsync
+            )
+        if self.state.backend is Backend.NEO4J:
+            await self._connect_neo4j()
+
+    async def _connect_neo4j(self) -> bool:
+        if Backend.NEO4J in self._stores:
+            return True
+        if not self.state.neo4j_password:
+            return False
+        # Imported here: the driver is only loaded when Neo4j is selected.
+        from gateway.stores.neo4j import Neo4jStore
+
+        try:
+            store = await Neo4jStore.open(
+                self.state.neo4j_uri or self.settings.neo4j_uri,
+                self.state.neo4j_user or self.settings.neo4j_user,
+                self.state.neo4j_password,
+                connection_timeout=self.settings.neo4j_timeout,
+            )
+        except StoreUnavailableError as exc:
+            logger.warning("neo4j not reachable: %s", exc.message)
+            return False
+        self._stores[Backend.NEO4J] = store
+        logger.info("connected to neo4j")
+        return True
+
+    async def _supervise(self) -> None:
+        """Reconnect to a selected Neo4j and replay the outbox, until the app stops."""
+        while True:
+            if self.state.enabled and self.state.backend is Backend.NEO4J:
+                await self.replay_outbox()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.reconnect_seconds)
+            self._wake.clear()
+
+    async def replay_outbox(self) -> int:
+        """Apply journalled events to Neo4j if it answers; returns how many were applied."""
+        if self.outbox is None or not await self._connect_neo4j():
+            return 0
+        try:
+            return await self.outbox.drain(self._apply_queued)
+        except StoreUnavailableError as exc:
+            logger.warning("outbox replay paused, neo4j unreachable: %s", exc.message)
+            return 0
+
+    async def _apply_queued(self, event: Event) -> None:
+        try:
+            await APPLY[type(event)](self._stores[Backend.NEO4J], event)
+        except StoreUnavailableError:
+            raise
+        except DomainError as exc:
+            # Validated before it was queued; a rejection now cannot be fixed by retrying.
+            logger.error("dropping a queued %s event rejected on replay: %s", event.kind, exc)
+
+    # --- settings and health -------------------------------------------------------------
 
     async def configure(
         self,
@@ -145,51 +230,60 @@ class Runtime:
         neo4j_password: str | None = None,
     ) -> HealthReport:
         """Change runtime settings without a restart and persist them."""
-        if backend is Backend.NEO4J:
-            raise InvalidInputError("input.backend", "the neo4j backend is not available")
+        connection = {"neo4j_uri": neo4j_uri, "neo4j_user": neo4j_user, "neo4j_password": neo4j_password}
+        changes: dict[str, Any] = {
+            name: value
+            for name, value in {"enabled": enabled, "backend": backend, **connection}.items()
+            if value is not None
+        }
         async with self._lock:
-            changes = {
-                name: value
-                for name, value in {
-                    "enabled": enabled,
-                    "backend": backend,
-                    "neo4j_uri": neo4j_uri,
-                    "neo4j_user": neo4j_user,
-                    "neo4j_password": neo4j_password,
-                }.items()
-                if value is not None
-            }
+            reconnect = any(value is not None for value in connection.values())
             self.state = replace(self.state, **changes)
             await asyncio.to_thread(_write_state, self.settings.data_dir, self.state)
+            if reconnect or self.state.backend is not Backend.NEO4J:
+                await self._close_neo4j()
             await self._open_selected()
+        self._wake.set()
         return await self.health()
 
+    async def _close_neo4j(self) -> None:
+        store = self._stores.pop(Backend.NEO4J, None)
+        if store is not None:
+            await store.aclose()
+
     async def health(self) -> HealthReport:
-        backend = self.state.backend
         if not self.state.enabled:
             return self._report("DISABLED", reachable=False)
+        if self.state.backend is Backend.NEO4J and not self.state.neo4j_password:
+            return self._report("NEEDS_PASSWORD", reachable=False)
         try:
             await self.graph_store.ping()
         except StoreUnavailableError:
             return self._report("DEGRADED", reachable=False)
-        return self._report("HEALTHY", reachable=True, backend=backend)
+        return self._report("HEALTHY", reachable=True)
 
-    def _report(
-        self, status: str, *, reachable: bool, backend: Backend | None = None
-    ) -> HealthReport:
+    def _report(self, status: str, *, reachable: bool) -> HealthReport:
         return HealthReport(
             status=status,
-            backend=backend or self.state.backend,
+            backend=self.state.backend,
             enabled=self.state.enabled,
             reachable=reachable,
-            pending_writes=0,
+            pending_writes=self.outbox.pending if self.outbox is not None else 0,
             version=package_version(),
         )
 
     async def aclose(self) -> None:
+        if self._supervisor is not None:
+            self._supervisor.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._supervisor
+            self._supervisor = None
         for store in self._stores.values():
             await store.aclose()
         self._stores.clear()
+        if self.outbox is not None:
+            await self.outbox.aclose()
+            self.outbox = None
         await self.memory_store.aclose()
 
 

@@ -54,6 +54,8 @@ class Settings:
     log_level: str = "INFO"
     fsync: bool = True
     link_wait_seconds: float = 3.0
+    neo4j_timeout: float = 3.0
+    reconnect_seconds: float = 2.0
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:

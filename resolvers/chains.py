@@ -217,8 +217,8 @@ async def _single_hop(
     walk: _Walk,
 ) -> Reached | None:
     edges = await store.expand([node.id for node in frontier], hop.edge, hop.direction)
-    fresh = [_far(edge, hop.direction) for edge in edges]
-    fetched = await _fetch(store, [i for i in fresh if i not in walk.nodes], session_id)
+    reached = [_far(edge, hop.direction) for edge in edges]
+    fetched = await _fetch(store, [i for i in reached if i not in walk.nodes], session_id)
     targets = sorted(
         (node for node in fetched.values() if node.label in hop.targets), key=recency, reverse=True
     )

@@ -236,6 +236,7 @@ async def scope_expansion(store: GraphReader, scope_task_id: str, session_id: st
 
 async def group_expansion(store: GraphReader, group_id: str, session_id: str) -> GraphSlice:
     """The members of a product group, with one surrogate edge from the scope to each."""
+    group_id = _check_id("groupId", group_id)
     session_id = _check_id("sessionId", session_id)
     scope_ref, _, kind_name = group_id.removeprefix(GROUP_PREFIX).rpartition(":")
     kind = next((kind for kind in PRODUCT_KINDS if kind.value == kind_name), None)

@@ -16,7 +16,9 @@ async def test_a_cited_figure_traces_back_to_the_goal(gql: GraphQLClient) -> Non
     await b.tool_call(gql, "s1", "subtask:mcp:inv-1", 20, papers=[b.paper("doi:10.1/X")])
 
     evidence = await b.evidence(gql, "s1", link="https://doi.org/10.1/x")
-    claim = await b.claim(gql, "s1", evidence_ids=[evidence["evidenceId"]], artifacts=[("fig", None)])
+    claim = await b.claim(
+        gql, "s1", evidence_ids=[evidence["evidenceId"]], artifacts=[("fig", None)]
+    )
     trace = (await gql.execute(TRACE, id="fig"))["traceProvenance"]
 
     assert claim["__typename"] == "ClaimDeclared"

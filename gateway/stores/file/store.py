@@ -24,6 +24,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from gateway.stores.file.codec import (
+    Captured,
     Op,
     apply_op,
     capture,
@@ -336,6 +337,10 @@ class FileStore(_Reads):
             await asyncio.gather(*self._in_flight, return_exceptions=True)
             self._graph = await asyncio.to_thread(_replay, self.directory, self._log)
         logger.warning("file store reloaded from disk after a failed write")
+
+    def capture(self) -> Captured:
+        """A consistent copy of every record (for migration and export)."""
+        return capture(self._graph)
 
     async def ping(self) -> None:
         if self._closed:

@@ -1,0 +1,96 @@
+"""The outbox journals events durably and replays them in order, once."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.outbox import Outbox
+from gateway.stores.file.log import StoreLockedError
+from resolvers.events import Event, FirstMessageObserved
+
+
+def _make(number: int) -> FirstMessageObserved:
+    return FirstMessageObserved(
+        session_id=f"s{number}", goal_id=f"goal:session:s{number}", core_objective=f"goal {number}"
+    )
+
+
+EVENTS = [_make(number) for number in range(3)]
+
+
+def _event(number: int) -> FirstMessageObserved:
+    return EVENTS[number]
+
+
+async def test_journalled_events_survive_a_restart_and_replay_in_order(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    for number in range(3):
+        await outbox.append(_event(number))
+    await outbox.aclose()
+    applied: list[Event] = []
+
+    async def apply(event: Event) -> None:
+        applied.append(event)
+
+    reopened = await Outbox.open(tmp_path)
+    pending = reopened.pending
+    count = await reopened.drain(apply)
+    await reopened.aclose()
+
+    assert pending == 3
+    assert count == 3
+    assert applied == [_event(0), _event(1), _event(2)]
+
+
+async def test_drained_events_are_not_replayed_again(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    await outbox.append(_event(1))
+    applied: list[Event] = []
+
+    async def apply(event: Event) -> None:
+        applied.append(event)
+
+    await outbox.drain(apply)
+    await outbox.aclose()
+    reopened = await Outbox.open(tmp_path)
+    await reopened.append(_event(2))
+    await reopened.drain(apply)
+    await reopened.aclose()
+
+    assert applied == [_event(1), _event(2)]
+
+
+async def test_an_interrupted_drain_keeps_the_remaining_events(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    for number in range(3):
+        await outbox.append(_event(number))
+    applied: list[Event] = []
+
+    async def failing_apply(event: Event) -> None:
+        if event == _event(1):
+            raise ConnectionError("backend went away")
+        applied.append(event)
+
+    async def apply(event: Event) -> None:
+        applied.append(event)
+
+    with pytest.raises(ConnectionError):
+        await outbox.drain(failing_apply)
+    pending_after_failure = outbox.pending
+    await outbox.drain(apply)
+    await outbox.aclose()
+
+    assert pending_after_failure == 3
+    assert applied == [_event(0), _event(0), _event(1), _event(2)]
+    assert outbox.pending == 0
+
+
+async def test_a_second_process_cannot_share_the_outbox(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+
+    with pytest.raises(StoreLockedError):
+        await Outbox.open(tmp_path)
+
+    await outbox.aclose()
