@@ -122,7 +122,9 @@ async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     await source.aclose()
     try:
         target = await Neo4jStore.open(
-            args.uri or settings.neo4j_uri, args.user or settings.neo4j_user, settings.neo4j_password
+            args.uri or settings.neo4j_uri,
+            args.user or settings.neo4j_user,
+            settings.neo4j_password,
         )
     except StoreUnavailableError as exc:
         print(f"science-memory: {exc.message}", file=sys.stderr)

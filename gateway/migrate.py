@@ -48,11 +48,11 @@ async def migrate_to_neo4j(
             for node in chunk:
                 await tx.put_node(node)
         advance(len(chunk))
-    for chunk in _chunks(source.edges, batch):
+    for edges in _chunks(source.edges, batch):
         async with target.transaction() as tx:
-            for edge in chunk:
+            for edge in edges:
                 await tx.put_edge(edge)
-        advance(len(chunk))
+        advance(len(edges))
     for parked in _chunks(source.parked, batch):
         async with target.transaction() as tx:
             for waiting_for, edge in parked:

@@ -30,5 +30,7 @@ query SessionChain($sessionId: String! = "demo-session") {
 def playground_html(base_html: str) -> str:
     """Strawberry's GraphiQL page with our default document."""
     return base_html.replace(
-        "fetcher: fetcher,", f"fetcher: fetcher,\n          defaultQuery: {json.dumps(DEFAULT_QUERY)},", 1
+        "fetcher: fetcher,",
+        f"fetcher: fetcher,\n          defaultQuery: {json.dumps(DEFAULT_QUERY)},",
+        1,
     )

@@ -230,7 +230,11 @@ class Runtime:
         neo4j_password: str | None = None,
     ) -> HealthReport:
         """Change runtime settings without a restart and persist them."""
-        connection = {"neo4j_uri": neo4j_uri, "neo4j_user": neo4j_user, "neo4j_password": neo4j_password}
+        connection = {
+            "neo4j_uri": neo4j_uri,
+            "neo4j_user": neo4j_user,
+            "neo4j_password": neo4j_password,
+        }
         changes: dict[str, Any] = {
             name: value
             for name, value in {"enabled": enabled, "backend": backend, **connection}.items()

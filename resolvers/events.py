@@ -190,10 +190,14 @@ OBSERVE_EVENTS: tuple[type[Event], ...] = (
     ToolCallObserved,
     SubagentObserved,
 )
-EVENT_TYPES: dict[str, type[Event]] = {
-    cls.kind: cls
-    for cls in (*OBSERVE_EVENTS, ArtifactDeclared, EvidenceDeclared, ClaimDeclared, ClaimsLinked)
-}
+_ALL_EVENTS: tuple[type[Event], ...] = (
+    *OBSERVE_EVENTS,
+    ArtifactDeclared,
+    EvidenceDeclared,
+    ClaimDeclared,
+    ClaimsLinked,
+)
+EVENT_TYPES: dict[str, type[Event]] = {cls.kind: cls for cls in _ALL_EVENTS}
 
 
 def event_to_dict(event: Event) -> dict[str, Any]:

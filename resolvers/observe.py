@@ -222,9 +222,7 @@ async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteR
 
 
 async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> None:
-    await record_artifact(
-        writer, e.session_id, node_id(Label.CODE, e.execution_id), e.artifact
-    )
+    await record_artifact(writer, e.session_id, node_id(Label.CODE, e.execution_id), e.artifact)
 
 
 async def record_artifact(

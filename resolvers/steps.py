@@ -56,7 +56,9 @@ async def _owners(writer: Writer, session_id: str, scope: str | None) -> list[st
         scope_id = node_id(Label.TASK, scope)
         (node,) = await writer.tx.get_nodes([scope_id])
         return [scope_id] if node is not None else []
-    goals = await writer.tx.list_nodes(labels=[Label.RESEARCH_GOAL], session_id=session_id, limit=16)
+    goals = await writer.tx.list_nodes(
+        labels=[Label.RESEARCH_GOAL], session_id=session_id, limit=16
+    )
     return [goal.id for goal in goals.items]
 
 

@@ -165,9 +165,9 @@ class GraphStore(GraphReader, Protocol):
 
     backend: Backend
 
-    def transaction(self, session_id: str | None = None) -> AbstractAsyncContextManager[
-        GraphTransaction
-    ]:
+    def transaction(
+        self, session_id: str | None = None
+    ) -> AbstractAsyncContextManager[GraphTransaction]:
         """Open a write transaction. Writers of one session are serialised; leaving the block
         normally commits (durably, before the block returns), an exception rolls back."""
         ...

@@ -90,8 +90,15 @@ def _field_text(value: Any) -> str:
 
 # --- link normalisation (SPEC §3.7) -------------------------------------------------------
 
-_DOI_PREFIXES = ("https://doi.org/", "http://doi.org/", "https://dx.doi.org/", "http://dx.doi.org/",
-                 "doi.org/", "dx.doi.org/", "doi:")
+_DOI_PREFIXES = (
+    "https://doi.org/",
+    "http://doi.org/",
+    "https://dx.doi.org/",
+    "http://dx.doi.org/",
+    "doi.org/",
+    "dx.doi.org/",
+    "doi:",
+)
 _TRACKING = re.compile(r"^(utm_.*|fbclid|gclid)$", re.IGNORECASE)
 _DEFAULT_PORTS = {"https": "443", "http": "80"}
 
@@ -118,7 +125,11 @@ def normalize_link(raw: str) -> str:
         netloc = f"{host}:{port}"
     path = parts.path.rstrip("/")
     query = urlencode(
-        [(k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True) if not _TRACKING.match(k)]
+        [
+            (k, v)
+            for k, v in parse_qsl(parts.query, keep_blank_values=True)
+            if not _TRACKING.match(k)
+        ]
     )
     return urlunsplit((scheme, netloc, path, query, ""))
 
@@ -127,7 +138,7 @@ def _doi_of(link: str) -> str | None:
     lowered = link.lower()
     for prefix in _DOI_PREFIXES:
         if lowered.startswith(prefix):
-            return link[len(prefix):].strip().split("#", 1)[0]
+            return link[len(prefix) :].strip().split("#", 1)[0]
     if lowered.startswith("10.") and "/" in link:
         return link.split("#", 1)[0]
     return None

@@ -109,9 +109,7 @@ class Writer:
         for edge in await self.tx.take_parked(created_id):
             await self.connect(edge.type, edge.source, edge.target, edge.props)
 
-    async def neighbours(
-        self, node: str, edge_type: EdgeType, direction: Direction
-    ) -> list[str]:
+    async def neighbours(self, node: str, edge_type: EdgeType, direction: Direction) -> list[str]:
         edges = await self.tx.expand([node], edge_type, direction)
         return [edge.source if direction is Direction.IN else edge.target for edge in edges]
 

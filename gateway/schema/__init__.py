@@ -43,9 +43,8 @@ class ReadOnlyGuard(SchemaExtension):
 
     def on_execute(self) -> Iterator[None]:
         context = self.execution_context.context
-        if (
-            self.execution_context.operation_type is OperationType.MUTATION
-            and not getattr(context, "can_write", True)
+        if self.execution_context.operation_type is OperationType.MUTATION and not getattr(
+            context, "can_write", True
         ):
             self.execution_context.result = ExecutionResult(
                 data=None,

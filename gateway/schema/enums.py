@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from enum import Enum
+from typing import TypeAlias
 
 import strawberry
 
@@ -51,8 +52,11 @@ class EdgeType(Enum):
         return cls(edge_type.value)
 
 
-ChainKind = strawberry.enum(DomainChainKind, name="ChainKind")
-MatchMode = strawberry.enum(DomainMatchMode, name="MatchMode")
+# The domain enums are exposed as they are (registering them returns the same classes).
+strawberry.enum(DomainChainKind, name="ChainKind")
+strawberry.enum(DomainMatchMode, name="MatchMode")
+ChainKind: TypeAlias = DomainChainKind
+MatchMode: TypeAlias = DomainMatchMode
 
 
 @strawberry.enum

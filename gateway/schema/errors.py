@@ -15,9 +15,8 @@ from enum import Enum
 from typing import Any
 
 import strawberry
-from graphql import GraphQLError
+from graphql import GraphQLError, GraphQLResolveInfo
 from strawberry.extensions import SchemaExtension
-from strawberry.types import Info
 
 from resolvers.errors import (
     DeclareRejectedError,
@@ -141,9 +140,7 @@ _CONVERTERS: list[tuple[type[DomainError], Callable[[Any], Error]]] = [
     (StoreWriteError, _unreachable),
     (
         NodeNotFoundError,
-        lambda e: NodeNotFound(
-            code=ErrorCode.NODE_NOT_FOUND, message=e.message, node_id=e.node_id
-        ),
+        lambda e: NodeNotFound(code=ErrorCode.NODE_NOT_FOUND, message=e.message, node_id=e.node_id),
     ),
     (
         InvalidInputError,
@@ -169,7 +166,12 @@ class DomainErrorsExtension(SchemaExtension):
     """Turns a ``DomainError`` raised under a root field into that field's union member."""
 
     async def resolve(
-        self, _next: Callable[..., Any], root: Any, info: Info, *args: Any, **kwargs: Any
+        self,
+        _next: Callable[..., Any],
+        root: Any,
+        info: GraphQLResolveInfo[Any],
+        *args: Any,
+        **kwargs: Any,
     ) -> Any:
         result = _next(root, info, *args, **kwargs)
         if info.path.prev is not None:

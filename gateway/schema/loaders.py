@@ -42,6 +42,5 @@ class Loaders:
         others = list({other for ids in found.values() for other in ids})
         nodes = dict(zip(others, await self._load_nodes(others), strict=True))
         return [
-            [node for other in found[key] if (node := nodes[other]) is not None]
-            for key in keys
+            [node for other in found[key] if (node := nodes[other]) is not None] for key in keys
         ]

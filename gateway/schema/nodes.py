@@ -69,9 +69,9 @@ class GraphNode:
             "session_id": record.session_id,
             "created_at": record.created_at,
             "excerpt": excerpt(record),
-            "properties": dict(record.props),
+            "properties": JSON(dict(record.props)),
         }
-        for field in dataclasses.fields(cls):  # type: ignore[arg-type]
+        for field in dataclasses.fields(cls):
             if field.name in values or field.name in _BASE_FIELDS or not field.init:
                 continue
             raw = record.get(field.name)
@@ -81,19 +81,25 @@ class GraphNode:
         return cls(**values)
 
     @classmethod
-    async def resolve_reference(cls, info: Info[GraphContext, None], id: strawberry.ID) -> Self | None:
+    async def resolve_reference(
+        cls, info: Info[GraphContext, None], id: strawberry.ID
+    ) -> Self | None:
         record = await info.context.loaders.node.load(str(id))
-        return cls.from_record(record) if record is not None and record.label is cls.label_of else None
+        return (
+            cls.from_record(record) if record is not None and record.label is cls.label_of else None
+        )
 
 
-async def _related(info: Info[GraphContext, None], node_id: str, edge: records.EdgeType,
-                   direction: Direction) -> list[GraphNode]:
+async def _related(
+    info: Info[GraphContext, None], node_id: str, edge: records.EdgeType, direction: Direction
+) -> list[GraphNode]:
     found = await info.context.loaders.neighbours.load((node_id, edge, direction))
     return [to_node(record) for record in found]
 
 
-async def _one(info: Info[GraphContext, None], node_id: str, edge: records.EdgeType,
-               direction: Direction) -> GraphNode | None:
+async def _one(
+    info: Info[GraphContext, None], node_id: str, edge: records.EdgeType, direction: Direction
+) -> GraphNode | None:
     found = await _related(info, node_id, edge, direction)
     return found[0] if found else None
 
@@ -353,5 +359,5 @@ class GraphEdge:
             type=EdgeType.from_domain(edge.type),
             source=strawberry.ID(edge.source),
             target=strawberry.ID(edge.target),
-            properties=dict(edge.props),
+            properties=JSON(dict(edge.props)),
         )

@@ -199,7 +199,9 @@ class GraphQuery:
             info.context.store, node_id, kinds, session_id=session_id, version=version
         )
         return ChainAvailability(
-            entries=[ChainKindAvailability(kind=kind, exists=exists) for kind, exists in found.items()]
+            entries=[
+                ChainKindAvailability(kind=kind, exists=exists) for kind, exists in found.items()
+            ]
         )
 
     @strawberry.field(description="The upstream chain of a node and a traceability verdict.")

@@ -250,17 +250,11 @@ ArtifactProvenanceResult = Annotated[
     strawberry.union("ArtifactProvenanceResult"),
 ]
 ObserveResult = Annotated[
-    Observed
-    | MemoryGraphDisabled
-    | MemoryGraphUnreachable
-    | InvalidInput,
+    Observed | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
     strawberry.union("ObserveResult"),
 ]
 DeclareArtifactResult = Annotated[
-    ArtifactRegistered
-    | MemoryGraphDisabled
-    | MemoryGraphUnreachable
-    | InvalidInput,
+    ArtifactRegistered | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
     strawberry.union("DeclareArtifactResult"),
 ]
 DeclareEvidenceResult = Annotated[
@@ -272,32 +266,18 @@ DeclareEvidenceResult = Annotated[
     strawberry.union("DeclareEvidenceResult"),
 ]
 DeclareClaimResult = Annotated[
-    ClaimDeclared
-    | MemoryGraphDisabled
-    | MemoryGraphUnreachable
-    | InvalidInput
-    | DeclareRejected,
+    ClaimDeclared | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | DeclareRejected,
     strawberry.union("DeclareClaimResult"),
 ]
 LinkClaimsResult = Annotated[
-    ClaimsLinked
-    | MemoryGraphDisabled
-    | MemoryGraphUnreachable
-    | InvalidInput
-    | DeclareRejected,
+    ClaimsLinked | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | DeclareRejected,
     strawberry.union("LinkClaimsResult"),
 ]
 CleanupResult = Annotated[
-    Cleanup
-    | MemoryGraphDisabled
-    | MemoryGraphUnreachable
-    | InvalidInput,
+    Cleanup | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
     strawberry.union("CleanupResult"),
 ]
 HealthResult = Annotated[
-    Health
-    | MemoryGraphDisabled
-    | MemoryGraphUnreachable
-    | InvalidInput,
+    Health | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
     strawberry.union("HealthResult"),
 ]

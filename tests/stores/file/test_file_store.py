@@ -1,0 +1,397 @@
+"""FileStore as a whole: restart and crash durability, recovery, the lock, snapshots, rollback,
+group commit under concurrent writers, and reads served from indexes.
+
+Writes go through the real observe use cases, so what is checked is what a mutation leaves.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from gateway.stores.file.log import CorruptLogError, StoreLockedError
+from gateway.stores.file.store import FileStore
+from resolvers.events import ExecutionObserved, FirstMessageObserved, UploadFileObserved
+from resolvers.observe import (
+    observe_execution,
+    observe_session_first_message,
+    observe_upload_file,
+)
+from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, node_id
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Iterator, Sequence
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+S1, S2 = "s1", "s2"
+GOAL = node_id(Label.RESEARCH_GOAL, "goal:session:s1")
+
+# Writes executions e<first>, e<first+1>, … for ever, printing "ACK <i>" once each is durable.
+CRASH_WRITER = """
+import asyncio, sys
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from gateway.stores.file.store import FileStore
+from resolvers.events import ExecutionObserved
+from resolvers.observe import observe_execution
+
+async def main(directory: str, first: int) -> None:
+    store = await FileStore.open(Path(directory))
+    for i in range(first, first + 100_000):
+        finished = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=i)
+        event = ExecutionObserved(
+            session_id="s1", execution_id=f"e{i}", turn_id="t", tool="run_python",
+            code_hash="h", status="succeeded", started_at=finished, finished_at=finished,
+        )
+        await observe_execution(store, event)
+        print(f"ACK {i}", flush=True)
+
+asyncio.run(main(sys.argv[1], int(sys.argv[2])))
+"""
+OPEN_IN_CHILD = (
+    "import asyncio, pathlib, sys; from gateway.stores.file.store import FileStore; "
+    "asyncio.run(FileStore.open(pathlib.Path(sys.argv[1])))"
+)
+
+Contents = tuple[dict[str, NodeRecord], dict[tuple[EdgeType, str, str], EdgeRecord]]
+
+
+def execution_event(
+    execution_id: str, finished: int, session: str = S1, inputs: Sequence[str] = ()
+) -> ExecutionObserved:
+    return ExecutionObserved(
+        session_id=session,
+        execution_id=execution_id,
+        turn_id="turn-1",
+        tool="run_python",
+        code_hash=f"hash-{execution_id}",
+        status="succeeded",
+        started_at=T0 + timedelta(seconds=finished - 1),
+        finished_at=T0 + timedelta(seconds=finished),
+        input_source_files=tuple(inputs),
+    )
+
+
+def call_id(execution_id: str) -> str:
+    return node_id(Label.TOOL_CALL, f"subtask:{execution_id}")
+
+
+async def goal(store: FileStore) -> None:
+    event = FirstMessageObserved(session_id=S1, goal_id="goal:session:s1", core_objective="TP53")
+    await observe_session_first_message(store, event)
+
+
+async def executions(store: FileStore, *finished: int, session: str = S1) -> None:
+    for at in finished:
+        await observe_execution(store, execution_event(f"e{at}", at, session))
+
+
+async def contents(store: FileStore, session: str = S1) -> Contents:
+    """Every node of ``session`` and every edge among them, through the port."""
+    ids = await store.session_node_ids(session)
+    nodes = {node.id: node for node in await store.get_nodes(ids) if node is not None}
+    edges = {edge.identity: edge for edge in await store.edges_among(ids)}
+    return nodes, edges
+
+
+async def next_path(store: FileStore, start: str) -> list[str]:
+    """The ids met following ``next`` from ``start``; fails on a fork or a cycle."""
+    path = [start]
+    while True:
+        edges = await store.expand([path[-1]], EdgeType.NEXT, Direction.OUT)
+        assert len(edges) <= 1, f"fork after {path[-1]}: {edges}"
+        if not edges:
+            return path
+        assert edges[0].target not in path, f"cycle through {edges[0].target}"
+        path.append(edges[0].target)
+
+
+async def reopened_contents(directory: Path) -> Contents:
+    store = await FileStore.open(directory)
+    try:
+        return await contents(store)
+    finally:
+        await store.aclose()
+
+
+def file_names(directory: Path) -> list[str]:
+    return sorted(path.name for path in directory.iterdir())
+
+
+def log_file(directory: Path, generation: int = 0) -> Path:
+    return directory / f"log.{generation:08d}.jsonl"
+
+
+def run_until_killed(directory: Path, first: int, kill_after: int) -> set[int]:
+    """Run CRASH_WRITER, SIGKILL it once ``kill_after`` writes are acknowledged; every ACK."""
+    command = [sys.executable, "-c", CRASH_WRITER, str(directory), str(first)]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, cwd=REPO_ROOT) as child:
+        assert child.stdout is not None
+        acked: set[int] = set()
+        for raw in child.stdout:
+            acked.add(int(raw.split()[1]))
+            if len(acked) == kill_after:
+                child.send_signal(signal.SIGKILL)
+                break
+        acked.update(int(raw.split()[1]) for raw in child.stdout)  # ACKs already in the pipe
+        child.wait()
+    assert child.returncode == -signal.SIGKILL, "the writer died before it was killed"
+    return acked
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[FileStore]:
+    opened = await FileStore.open(tmp_path)
+    yield opened
+    await opened.aclose()
+
+
+class CountingNodes(dict[str, NodeRecord]):
+    """The node table, counting single lookups and whole-table scans."""
+
+    def __init__(self, nodes: dict[str, NodeRecord]) -> None:
+        super().__init__(nodes)
+        self.lookups = 0
+        self.scans = 0
+
+    def __getitem__(self, key: str) -> NodeRecord:
+        self.lookups += 1
+        return super().__getitem__(key)
+
+    def __iter__(self) -> Iterator[str]:
+        self.scans += 1
+        return super().__iter__()
+
+    def values(self):  # type: ignore[no-untyped-def]  # the dict view type is private
+        self.scans += 1
+        return super().values()
+
+    def items(self):  # type: ignore[no-untyped-def]
+        self.scans += 1
+        return super().items()
+
+
+# --- restart and crash durability -----------------------------------------------------------
+
+
+async def test_everything_written_survives_a_restart(tmp_path: Path) -> None:
+    store = await FileStore.open(tmp_path)
+    await goal(store)
+    await executions(store, 10)
+    await observe_execution(store, execution_event("e20", 20, inputs=["f1"]))  # parks an edge
+    before = await contents(store)
+    await store.aclose()
+
+    store = await FileStore.open(tmp_path)
+    after = await contents(store)
+    await executions(store, 30)
+    await observe_upload_file(
+        store, UploadFileObserved(session_id=S1, file_id="f1", name="f1", path="f1")
+    )
+    nodes, edges = await contents(store)
+    await store.aclose()
+
+    assert after == before
+    assert nodes[call_id("e30")].seq == 3  # the seq counter was restored, not restarted
+    source, code = node_id(Label.SOURCE_FILE, "f1"), node_id(Label.CODE, "e20")
+    assert (EdgeType.INPUT, source, code) in edges  # the parked edge was restored
+
+
+async def test_acknowledged_writes_are_on_disk_without_a_close(
+    store: FileStore, tmp_path: Path
+) -> None:
+    await executions(store, 10, 20, 30)
+    expected = await contents(store)
+
+    shutil.copytree(tmp_path, tmp_path.parent / "copy")
+    copy = await reopened_contents(tmp_path.parent / "copy")
+
+    assert copy == expected
+
+
+async def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
+    acknowledged: set[int] = set()
+
+    for round_, kill_after in enumerate([1, 5, 20]):
+        first = 1000 * round_
+        acknowledged |= await asyncio.to_thread(run_until_killed, tmp_path, first, kill_after)
+        store = await FileStore.open(tmp_path)
+        steps = await store.chain_members(S1, None)
+        path = await next_path(store, steps[0].id)
+        await store.aclose()
+
+        stored = {int(step.key.removeprefix("subtask:e")) for step in steps}
+        assert acknowledged <= stored
+        assert path == [step.id for step in steps]
+        assert len({step.seq for step in steps}) == len(steps)
+
+
+# --- recovery on open -----------------------------------------------------------------------
+
+
+async def test_torn_tail_is_truncated_on_open_and_the_store_works(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = await FileStore.open(tmp_path)
+    await executions(store, 10, 20)
+    before = await contents(store)
+    await store.aclose()
+    with log_file(tmp_path).open("ab") as file:
+        file.write(b'0badc0de {"at":"2026-01-01T00:00:00+00:00","ops":[{"op":"n"')
+
+    with caplog.at_level(logging.WARNING):
+        store = await FileStore.open(tmp_path)
+    after = await contents(store)
+    await executions(store, 30)
+    await store.aclose()
+
+    assert after == before
+    assert "truncating the torn or corrupt tail" in caplog.text
+    assert b"0badc0de" not in log_file(tmp_path).read_bytes()
+    nodes, _ = await reopened_contents(tmp_path)
+    assert call_id("e30") in nodes
+
+
+async def test_a_corrupt_record_mid_log_refuses_to_open(tmp_path: Path) -> None:
+    store = await FileStore.open(tmp_path)
+    await executions(store, 10, 20, 30)
+    await store.aclose()
+    path = log_file(tmp_path)
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"e20"', b'"e99"')
+    path.write_bytes(b"".join(lines))
+
+    with pytest.raises(CorruptLogError) as first:
+        await FileStore.open(tmp_path)
+    with pytest.raises(CorruptLogError) as again:  # the failed open released the lock
+        await FileStore.open(tmp_path)
+
+    assert f"{path} at byte offset {len(lines[0])}" in str(first.value)
+    assert "refusing to skip it" in str(first.value)
+    assert str(again.value) == str(first.value)
+
+
+# --- single writer --------------------------------------------------------------------------
+
+
+async def test_a_second_store_in_the_same_process_is_refused(
+    store: FileStore, tmp_path: Path
+) -> None:
+    with pytest.raises(StoreLockedError) as excinfo:
+        await FileStore.open(tmp_path)
+
+    assert f"data directory {tmp_path} is locked by this process" in str(excinfo.value)
+    await executions(store, 10)  # the holder is unaffected
+
+
+async def test_a_second_process_is_refused(store: FileStore, tmp_path: Path) -> None:
+    command = [sys.executable, "-c", OPEN_IN_CHILD, str(tmp_path)]
+
+    result = await asyncio.to_thread(
+        subprocess.run, command, capture_output=True, text=True, cwd=REPO_ROOT, check=False
+    )
+
+    assert result.returncode != 0
+    assert "StoreLockedError" in result.stderr
+    assert f"{tmp_path} is locked by another process (pid {os.getpid()})" in result.stderr
+
+
+# --- snapshots ------------------------------------------------------------------------------
+
+
+async def test_snapshot_drops_old_logs_and_restart_replays_only_the_newer_log(
+    tmp_path: Path,
+) -> None:
+    store = await FileStore.open(tmp_path)
+    await executions(store, 10, 20)
+
+    await store.snapshot()
+    await executions(store, 30)
+    before = await contents(store)
+    await store.aclose()
+
+    assert file_names(tmp_path) == ["LOCK", "log.00000001.jsonl", "snapshot.00000000.jsonl"]
+    assert len(log_file(tmp_path, 1).read_bytes().splitlines()) == 1  # e30's transaction only
+    assert await reopened_contents(tmp_path) == before
+
+
+async def test_snapshot_is_taken_automatically_after_enough_ops(tmp_path: Path) -> None:
+    store = await FileStore.open(tmp_path, snapshot_every=1)
+
+    await executions(store, 10)
+    await store.aclose()
+
+    assert "snapshot.00000000.jsonl" in file_names(tmp_path)
+    assert "log.00000000.jsonl" not in file_names(tmp_path)
+
+
+# --- transactions ---------------------------------------------------------------------------
+
+
+async def test_an_exception_in_a_transaction_leaves_no_trace(
+    store: FileStore, tmp_path: Path
+) -> None:
+    await executions(store, 10)
+    before = await contents(store)
+    log_before = log_file(tmp_path).read_bytes()
+    stray = NodeRecord("Code:stray", Label.CODE, "stray", S1, T0)
+
+    with pytest.raises(RuntimeError, match="abort"):
+        async with store.transaction(S1) as tx:
+            await tx.put_node(stray)
+            await tx.put_edge(EdgeRecord(EdgeType.PRODUCES, call_id("e10"), stray.id))
+            await tx.park_edge(EdgeRecord(EdgeType.INPUT, "SourceFile:f9", stray.id), "f9")
+            await tx.next_seq(S1)
+            raise RuntimeError("abort")
+    after = await contents(store)
+    log_after = log_file(tmp_path).read_bytes()
+    await executions(store, 20)
+    nodes, _ = await contents(store)
+
+    assert after == before
+    assert log_after == log_before
+    assert nodes[call_id("e20")].seq == 2  # the counter was rolled back too
+
+
+async def test_concurrent_writers_share_fsyncs_and_keep_one_chain(store: FileStore) -> None:
+    await goal(store)
+    finished = [(i * 7) % 50 + 1 for i in range(50)]  # arrival order differs from time order
+    fsyncs_before = store._log.fsync_count
+
+    await asyncio.gather(*(executions(store, at) for at in finished))
+
+    fsyncs = store._log.fsync_count - fsyncs_before
+    nodes, edges = await contents(store)
+    calls = sorted((n for n in nodes.values() if n.label is Label.TOOL_CALL), key=lambda n: n.seq)
+    assert [call.seq for call in calls] == list(range(1, 51))
+    assert await next_path(store, GOAL) == [GOAL, *(call_id(f"e{at}") for at in range(1, 51))]
+    assert sum(1 for edge_type, _, _ in edges if edge_type is EdgeType.NEXT) == 50
+    print("FSYNCS", fsyncs)
+    assert 0 < fsyncs < 50
+
+
+# --- reads ----------------------------------------------------------------------------------
+
+
+async def test_listing_a_session_costs_its_result_not_the_store(store: FileStore) -> None:
+    await executions(store, 10, 20, 30, 40, session=S1)
+    await executions(store, 50, session=S2)
+    counting = CountingNodes(store._graph.nodes)
+    store._graph.nodes = counting
+
+    page = await store.list_nodes(session_id=S2, limit=10)
+
+    assert {node.session_id for node in page.items} == {S2}
+    assert page.total == len(page.items) == 2
+    assert (counting.scans, counting.lookups) == (0, 2)
