@@ -17,7 +17,7 @@ import contextlib
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields, replace
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
@@ -104,13 +104,15 @@ class Runtime:
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
+        self._saved: dict[str, Any] = {}
 
     @classmethod
     async def start(cls, settings: Settings) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        state = await asyncio.to_thread(_read_state, settings)
+        state, saved = await asyncio.to_thread(_read_state, settings)
         memory = await FileMemoryStore.open(settings.data_dir / "memory", fsync=settings.fsync)
         runtime = cls(settings, state, memory)
+        runtime._saved = saved
         try:
             runtime.outbox = await Outbox.open(settings.data_dir / "outbox", fsync=settings.fsync)
             await runtime._open_selected()
@@ -195,8 +197,10 @@ class Runtime:
         while True:
             if self.state.enabled and self.state.backend is Backend.NEO4J:
                 await self.replay_outbox()
+            # asyncio.timeout, not wait_for: wait_for can swallow a cancellation (Python 3.11).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.reconnect_seconds)
+                async with asyncio.timeout(self.settings.reconnect_seconds):
+                    await self._wake.wait()
             self._wake.clear()
 
     async def replay_outbox(self) -> int:
@@ -243,7 +247,10 @@ class Runtime:
         async with self._lock:
             reconnect = any(value is not None for value in connection.values())
             self.state = replace(self.state, **changes)
-            await asyncio.to_thread(_write_state, self.settings.data_dir, self.state)
+            self._saved.update(
+                {name: getattr(value, "value", value) for name, value in changes.items()}
+            )
+            await asyncio.to_thread(_write_state, self.settings.data_dir, dict(self._saved))
             if reconnect or self.state.backend is not Backend.NEO4J:
                 await self._close_neo4j()
             await self._open_selected()
@@ -279,8 +286,7 @@ class Runtime:
     async def aclose(self) -> None:
         if self._supervisor is not None:
             self._supervisor.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._supervisor
+            await asyncio.gather(self._supervisor, return_exceptions=True)
             self._supervisor = None
         for store in self._stores.values():
             await store.aclose()
@@ -291,7 +297,8 @@ class Runtime:
         await self.memory_store.aclose()
 
 
-def _read_state(settings: Settings) -> SavedState:
+def _read_state(settings: Settings) -> tuple[SavedState, dict[str, Any]]:
+    """The environment's defaults overridden by what ``configure`` saved (returned too)."""
     defaults = SavedState(
         backend=settings.backend,
         neo4j_uri=settings.neo4j_uri,
@@ -299,26 +306,22 @@ def _read_state(settings: Settings) -> SavedState:
         neo4j_password=settings.neo4j_password,
     )
     path = settings.data_dir / STATE_FILE
-    if not path.exists():
-        return defaults
-    saved = json.loads(path.read_text(encoding="utf-8"))
-    return replace(
-        defaults,
-        enabled=bool(saved.get("enabled", True)),
-        backend=Backend(saved.get("backend", defaults.backend.value)),
-        neo4j_uri=saved.get("neo4j_uri") or defaults.neo4j_uri,
-        neo4j_user=saved.get("neo4j_user") or defaults.neo4j_user,
-        neo4j_password=saved.get("neo4j_password") or defaults.neo4j_password,
-    )
+    saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
+    overrides = {name: value for name, value in saved.items() if name in _STATE_FIELDS}
+    if "backend" in overrides:
+        overrides["backend"] = Backend(overrides["backend"])
+    return replace(defaults, **overrides), saved
 
 
-def _write_state(directory: Path, state: SavedState) -> None:
-    data = asdict(state)
-    data["backend"] = state.backend.value
+_STATE_FIELDS = frozenset(field.name for field in fields(SavedState))
+
+
+def _write_state(directory: Path, saved: dict[str, Any]) -> None:
+    """Write only what was configured at runtime (mode 0600, atomically)."""
     temporary = directory / (STATE_FILE + ".tmp")
     descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(data, handle)
+        json.dump(saved, handle)
         handle.flush()
         os.fsync(handle.fileno())
     os.replace(temporary, directory / STATE_FILE)

@@ -1,22 +1,22 @@
 """Gateway settings: a frozen dataclass built from a mapping (the only reader of the environment).
 
-Environment variables (all optional):
+Environment variables (all optional), each named ``SCIENCE_AGENT_MEMORY_GRAPH_<name>``:
 
-=========================================  ==============================  ======================
-variable                                   meaning                         default
-=========================================  ==============================  ======================
-SCIENCE_AGENT_MEMORY_GRAPH_HOST            bind address                    127.0.0.1
-SCIENCE_AGENT_MEMORY_GRAPH_PORT            bind port                       17674
-SCIENCE_AGENT_MEMORY_GRAPH_INTERNAL_TOKEN  bearer token granting all       (none: loopback only)
-SCIENCE_AGENT_MEMORY_GRAPH_READ_TOKEN      bearer token for queries only   (none)
-SCIENCE_AGENT_MEMORY_GRAPH_BACKEND         file | neo4j (``local`` = file)  file
-SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR        data directory                  ~/.science-agent/memory-graph
-SCIENCE_AGENT_MEMORY_GRAPH_NEO4J_URI       Bolt URI                        bolt://127.0.0.1:7687
-SCIENCE_AGENT_MEMORY_GRAPH_NEO4J_USER      Neo4j user                      neo4j
-SCIENCE_AGENT_MEMORY_GRAPH_NEO4J_PASSWORD  Neo4j password                  (none)
-SCIENCE_AGENT_MEMORY_GRAPH_LOG_LEVEL       logging level                   INFO
-SCIENCE_AGENT_MEMORY_GRAPH_FSYNC           1 = fsync before acknowledging  1
-=========================================  ==============================  ======================
+==============  ===============================  =============================
+name            meaning                          default
+==============  ===============================  =============================
+HOST            bind address                     127.0.0.1
+PORT            bind port                        17674
+INTERNAL_TOKEN  bearer token granting all        (none: loopback only)
+READ_TOKEN      bearer token for queries only    (none)
+BACKEND         file | neo4j (``local`` = file)  file
+DATA_DIR        data directory                   ~/.science-agent/memory-graph
+NEO4J_URI       Bolt URI                         bolt://127.0.0.1:7687
+NEO4J_USER      Neo4j user                       neo4j
+NEO4J_PASSWORD  Neo4j password                   (none)
+LOG_LEVEL       logging level                    INFO
+FSYNC           1 = fsync before acknowledging   1
+==============  ===============================  =============================
 
 A backend choice or Neo4j connection saved at runtime (``configureMemoryGraph``) in the data
 directory takes precedence over these defaults on the next start.
@@ -26,14 +26,18 @@ from __future__ import annotations
 
 import ipaddress
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from resolvers.records import Backend
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
 PREFIX = "SCIENCE_AGENT_MEMORY_GRAPH_"
 DEFAULT_PORT = 17674
+DEFAULT_DATA_DIR = Path("~/.science-agent/memory-graph").expanduser()
 
 
 class SettingsError(ValueError):
@@ -44,13 +48,14 @@ class SettingsError(ValueError):
 class Settings:
     host: str = "127.0.0.1"
     port: int = DEFAULT_PORT
-    internal_token: str | None = None
-    read_token: str | None = None
+    # Secrets stay out of repr() so a logged or printed Settings never shows them.
+    internal_token: str | None = field(default=None, repr=False)
+    read_token: str | None = field(default=None, repr=False)
     backend: Backend = Backend.FILE
-    data_dir: Path = Path("~/.science-agent/memory-graph").expanduser()
+    data_dir: Path = DEFAULT_DATA_DIR
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
-    neo4j_password: str | None = None
+    neo4j_password: str | None = field(default=None, repr=False)
     log_level: str = "INFO"
     fsync: bool = True
     link_wait_seconds: float = 3.0
@@ -64,6 +69,11 @@ class Settings:
             return value or None
 
         defaults = cls()
+        if get("READ_TOKEN") and not get("INTERNAL_TOKEN"):
+            raise SettingsError(
+                f"{PREFIX}READ_TOKEN is set without {PREFIX}INTERNAL_TOKEN; set both "
+                "(a read token alone would leave mutations unauthenticated)"
+            )
         return cls(
             host=get("HOST") or defaults.host,
             port=_port(get("PORT"), defaults.port),

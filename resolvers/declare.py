@@ -8,6 +8,7 @@ agent that retries a declare gets the same node back instead of a duplicate.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import hashlib
 import uuid
 from dataclasses import dataclass
@@ -166,6 +167,7 @@ async def _write_evidence(writer: Writer, e: EvidenceDeclared, source: NodeRecor
 
 
 async def declare_claim(store: GraphStore, event: ClaimDeclared) -> ClaimResult:
+    event = _without_blank_cites(event)
     found: list[tuple[NodeRecord, list[Chip]]] = []
 
     async def body(writer: Writer, e: ClaimDeclared) -> None:
@@ -178,10 +180,19 @@ async def declare_claim(store: GraphStore, event: ClaimDeclared) -> ClaimResult:
     return ClaimResult(claim, chips, result.written)
 
 
+def _without_blank_cites(e: ClaimDeclared) -> ClaimDeclared:
+    """Blank cite ids name no target and are dropped, so a claim citing only blanks is
+    rejected as NO_CITES_TARGET with its instruction (reference §8.2 item 6), not as input."""
+    return dataclasses.replace(
+        e,
+        cites_evidence=tuple(c for c in e.cites_evidence if c.id.strip()),
+        cites_artifacts=tuple(a for a in e.cites_artifacts if a.artifact_id.strip()),
+        cites_source_files=tuple(c for c in e.cites_source_files if c.id.strip()),
+    )
+
+
 async def _resolve_cites(tx: GraphReader, e: ClaimDeclared) -> list[Chip]:
-    cites = [c for c in (*e.cites_evidence, *e.cites_source_files) if c.id.strip()]
-    artifacts = [a for a in e.cites_artifacts if a.artifact_id.strip()]
-    if not cites and not artifacts:
+    if not (e.cites_evidence or e.cites_artifacts or e.cites_source_files):
         _reject(
             DeclareCode.NO_CITES_TARGET,
             "A claim must cite at least one target.",
@@ -189,7 +200,9 @@ async def _resolve_cites(tx: GraphReader, e: ClaimDeclared) -> list[Chip]:
             "artifact ids from list_artifacts, or uploaded non-PDF file ids.",
         )
     chips = [await _evidence_chip(tx, e.session_id, c.alias, c.id) for c in e.cites_evidence]
-    chips += [await _artifact_chip(tx, a.alias, a.artifact_id, a.version) for a in artifacts]
+    chips += [
+        await _artifact_chip(tx, a.alias, a.artifact_id, a.version) for a in e.cites_artifacts
+    ]
     chips += [await _file_chip(tx, e.session_id, c.alias, c.id) for c in e.cites_source_files]
     return chips
 

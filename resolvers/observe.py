@@ -342,9 +342,20 @@ async def _record_paper(
         Label.PAPER,
         link,
         session_id,
-        create={"link": link, **metadata, "first_retrieved_at": at},
-        # Later retrievals enrich what is missing and never overwrite.
-        update=lambda old: {k: v for k, v in metadata.items() if k not in old.props},
+        # A new Paper has exactly one finder: this call (counted once, not create + update).
+        create={
+            "link": link,
+            **metadata,
+            "first_retrieved_at": at,
+            "retrieved_at": at,
+            "retrieval_count": 1,
+        },
+        # Later retrievals enrich what is missing and never overwrite; the first retrieval is
+        # the earliest one, whatever order the searches arrive in.
+        update=lambda old: {
+            **{k: v for k, v in metadata.items() if k not in old.props},
+            "first_retrieved_at": min(str(old.get("first_retrieved_at", at)), at),
+        },
     )
     await writer.connect(EdgeType.PRODUCES, call, paper.id)
     finders = await writer.neighbours(paper.id, EdgeType.PRODUCES, Direction.IN)

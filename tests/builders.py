@@ -13,7 +13,10 @@ if TYPE_CHECKING:
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
-RESULT = "__typename ... on Observed { written nodeIds } ... on Error { code message }"
+RESULT = (
+    "__typename ... on Observed { written nodeIds } ... on Error { code message } "
+    "... on InvalidInput { field }"
+)
 
 
 def at(seconds: float) -> str:
@@ -218,14 +221,16 @@ async def link_claims(
     return await mutate(gql, "linkClaimsToReport", "LinkClaimsToReportInput", value, selection)
 
 
-SUBGRAPH = """query($s: String!) { subgraph(sessionId: $s) { __typename
+SUBGRAPH = """query($s: String!, $fold: Boolean) { subgraph(sessionId: $s, fold: $fold) {
+  __typename
   ... on Subgraph { total truncated nodes { id key label properties }
                     edges { type source target properties }
                     groups { id scopeId kind count members } } } }"""
 
 
-async def subgraph(gql: GraphQLClient, session: str) -> dict[str, Any]:
-    data = await gql.execute(SUBGRAPH, s=session)
+async def subgraph(gql: GraphQLClient, session: str, *, fold: bool = False) -> dict[str, Any]:
+    """The session's subgraph; unfolded (only stored edges) unless ``fold``."""
+    data = await gql.execute(SUBGRAPH, s=session, fold=fold)
     result: dict[str, Any] = data["subgraph"]
     return result
 

@@ -22,9 +22,10 @@ from gateway.schema.context import GraphContext
 from gateway.settings import Settings
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
+from gateway.stores.neo4j import Neo4jStore
 from resolvers.store import GraphStore
 
-BACKENDS = ["file"]
+BACKENDS = ["file", "neo4j"]
 
 
 def neo4j_settings() -> dict[str, str] | None:
@@ -45,6 +46,18 @@ def neo4j_settings() -> dict[str, str] | None:
 async def open_store(backend: str, directory: Path) -> GraphStore:
     if backend == "file":
         return await FileStore.open(directory / "graph")
+    if backend == "neo4j":
+        settings = neo4j_settings()
+        assert settings is not None
+        neo4j_store = await Neo4jStore.open(
+            settings["uri"], settings["user"], settings["password"]
+        )
+        try:
+            await neo4j_store.wipe()
+        except BaseException:
+            await neo4j_store.aclose()
+            raise
+        return neo4j_store
     raise ValueError(backend)
 
 

@@ -8,6 +8,7 @@ import strawberry
 
 from gateway.schema.errors import Backend
 from resolvers import events
+from resolvers.validate import check_text
 
 
 @strawberry.input
@@ -222,6 +223,9 @@ class ObserveMcpSearchInput:
     parent_subagent_id: str | None = None
 
     def to_event(self) -> events.ToolCallObserved:
+        # Checked here so that an error names the field the client wrote (records[i].url).
+        for index, record in enumerate(self.records or ()):
+            check_text("link", record.url, f"input.records[{index}].url")
         products = tuple(
             events.PaperProduct(
                 link=r.url,

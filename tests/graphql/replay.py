@@ -88,5 +88,16 @@ async def assert_order_independent(
     assert expected[0], "the in-order replay wrote nothing"
     for index, order in enumerate(orders or list(itertools.permutations(range(len(events))))):
         got = await replay(gql, f"order-{index:02d}", [events[i] for i in order])
-        assert got == expected, f"order {list(order)} differs from the in-order graph"
+        assert got == expected, f"order {list(order)} differs: {_difference(got, expected)}"
     return expected
+
+
+def _difference(got: Graph, expected: Graph) -> str:
+    nodes = {
+        name: (got[0].get(name), expected[0].get(name))
+        for name in got[0].keys() | expected[0].keys()
+        if got[0].get(name) != expected[0].get(name)
+    }
+    extra = sorted(set(got[1]) - set(expected[1]))
+    missing = sorted(set(expected[1]) - set(got[1]))
+    return f"nodes (got, expected) {nodes}; extra edges {extra}; missing edges {missing}"

@@ -186,5 +186,5 @@ async def test_a_paper_found_by_two_searches_in_any_order(gql: GraphQLClient) ->
 
     nodes, _ = await assert_order_independent(gql, events)
 
-    label, props = nodes["Paper:<S>|https://example.org/a"]
+    _, props = nodes["Paper:<S>|https://example.org/a"]
     assert '"retrieval_count": 2' in props

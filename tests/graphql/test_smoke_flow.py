@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from tests import builders as b
-from tests.conftest import GraphQLClient
+
+if TYPE_CHECKING:
+    from tests.conftest import GraphQLClient
 
 TRACE = """query($id: ID!) { traceProvenance(nodeId: $id) { __typename
   ... on ProvenanceTrace { broken truncated reason chain { hop viaEdge isTerminal node { id } } }

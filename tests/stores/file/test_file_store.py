@@ -30,12 +30,14 @@ from resolvers.observe import (
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, node_id
 
 if TYPE_CHECKING:
+    from _collections_abc import dict_items, dict_values
     from collections.abc import AsyncIterator, Iterator, Sequence
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 S1, S2 = "s1", "s2"
 GOAL = node_id(Label.RESEARCH_GOAL, "goal:session:s1")
+STRAY = node_id(Label.CODE, "stray")
 
 # Writes executions e<first>, e<first+1>, … for ever, printing "ACK <i>" once each is durable.
 CRASH_WRITER = """
@@ -150,6 +152,17 @@ def run_until_killed(directory: Path, first: int, kill_after: int) -> set[int]:
     return acked
 
 
+async def write_then_fail(store: FileStore) -> None:
+    """Use every kind of change, then raise inside the transaction."""
+    stray = NodeRecord(STRAY, Label.CODE, "stray", S1, T0)
+    async with store.transaction(S1) as tx:
+        await tx.put_node(stray)
+        await tx.put_edge(EdgeRecord(EdgeType.PRODUCES, call_id("e10"), STRAY))
+        await tx.park_edge(EdgeRecord(EdgeType.INPUT, "SourceFile:f9", STRAY), "SourceFile:f9")
+        await tx.next_seq(S1)
+        raise RuntimeError("abort")
+
+
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[FileStore]:
     opened = await FileStore.open(tmp_path)
@@ -173,11 +186,11 @@ class CountingNodes(dict[str, NodeRecord]):
         self.scans += 1
         return super().__iter__()
 
-    def values(self):  # type: ignore[no-untyped-def]  # the dict view type is private
+    def values(self) -> dict_values[str, NodeRecord]:
         self.scans += 1
         return super().values()
 
-    def items(self):  # type: ignore[no-untyped-def]
+    def items(self) -> dict_items[str, NodeRecord]:
         self.scans += 1
         return super().items()
 
@@ -345,21 +358,16 @@ async def test_an_exception_in_a_transaction_leaves_no_trace(
     await executions(store, 10)
     before = await contents(store)
     log_before = log_file(tmp_path).read_bytes()
-    stray = NodeRecord("Code:stray", Label.CODE, "stray", S1, T0)
 
     with pytest.raises(RuntimeError, match="abort"):
-        async with store.transaction(S1) as tx:
-            await tx.put_node(stray)
-            await tx.put_edge(EdgeRecord(EdgeType.PRODUCES, call_id("e10"), stray.id))
-            await tx.park_edge(EdgeRecord(EdgeType.INPUT, "SourceFile:f9", stray.id), "f9")
-            await tx.next_seq(S1)
-            raise RuntimeError("abort")
+        await write_then_fail(store)
     after = await contents(store)
     log_after = log_file(tmp_path).read_bytes()
     await executions(store, 20)
     nodes, _ = await contents(store)
 
     assert after == before
+    assert STRAY not in after[0]
     assert log_after == log_before
     assert nodes[call_id("e20")].seq == 2  # the counter was rolled back too
 
@@ -377,7 +385,6 @@ async def test_concurrent_writers_share_fsyncs_and_keep_one_chain(store: FileSto
     assert [call.seq for call in calls] == list(range(1, 51))
     assert await next_path(store, GOAL) == [GOAL, *(call_id(f"e{at}") for at in range(1, 51))]
     assert sum(1 for edge_type, _, _ in edges if edge_type is EdgeType.NEXT) == 50
-    print("FSYNCS", fsyncs)
     assert 0 < fsyncs < 50
 
 

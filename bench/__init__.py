@@ -1,0 +1,1 @@
+"""The ScienceMemory benchmark: ``python -m bench`` (see ``bench/README.md``)."""

@@ -1,0 +1,1 @@
+"""Neo4j comparison (written once the adapter lands)."""

@@ -1,0 +1,154 @@
+"""Conversion between port records and Neo4j property maps.
+
+A node is stored with its label (one of the nine) and these properties:
+
+* the record's ``props``, flattened: values Neo4j can store natively (``str``, ``int``,
+  ``float``, ``bool`` and homogeneous lists of them) as they are; anything else (a mapping, a
+  mixed list) as JSON text, its name listed in ``_sm_json`` so reading decodes it again;
+* ``id``, ``key``, ``session_id``, ``created_at`` (native ``DateTime``) and ``seq``;
+* internal helpers under the reserved ``_sm_`` prefix, stripped on read: ``_sm_live`` (not
+  soft-deleted), ``_sm_tokens`` / ``_sm_text`` (search tokens as a list and space-joined for
+  the fulltext index; live nodes only), ``_sm_scope`` / ``_sm_pos`` (chain and position of a
+  step, ``seq > 0`` only) and ``_sm_order`` (insertion order, set by the Cypher write).
+
+A relationship holds the edge's props (same encoding) plus ``_sm_order`` and ``_sm_session``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any, Final
+
+from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
+from resolvers.text import searchable_text, tokens
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from resolvers.store import ChainPosition
+
+INTERNAL_PREFIX: Final = "_sm_"
+RECORD_FIELDS: Final = frozenset({"id", "key", "session_id", "created_at", "seq"})
+_INT64 = 2**63
+
+
+def node_properties(node: NodeRecord) -> dict[str, Any]:
+    """The property map stored for ``node`` (without ``_sm_order``)."""
+    values, encoded = _encode(node.props)
+    values |= {
+        "id": node.id,
+        "key": node.key,
+        "session_id": node.session_id,
+        "created_at": node.created_at,
+        "seq": node.seq,
+        "_sm_live": not node.deleted,
+    }
+    if encoded:
+        values["_sm_json"] = encoded
+    found = sorted(tokens(searchable_text(node.props))) if not node.deleted else []
+    if found:
+        values["_sm_tokens"] = found
+        values["_sm_text"] = " ".join(found)
+    if node.seq > 0:
+        values["_sm_scope"] = chain_scope(node.get("parent_subtask_id"))
+        values["_sm_pos"] = chain_pos((str(node.get("chain_at", "")), node.seq))
+    return values
+
+
+def edge_properties(edge: EdgeRecord) -> dict[str, Any]:
+    """The property map stored on the relationship of ``edge`` (without internal helpers)."""
+    values, encoded = _encode(edge.props)
+    if encoded:
+        values["_sm_json"] = encoded
+    return values
+
+
+def chain_scope(parent: object) -> str:
+    """The ``_sm_scope`` of a chain: ``""`` for the main chain, ``">" + key`` for a scope."""
+    return "" if parent is None else ">" + str(parent)
+
+
+def chain_pos(position: ChainPosition) -> str:
+    """Text whose order is the order of ``(chain_at, seq)`` (``seq`` zero-padded)."""
+    chain_at, seq = position
+    return f"{chain_at}\x00{seq:020d}"
+
+
+def to_node(value: Mapping[str, Any]) -> NodeRecord:
+    """The record of a node map projected as ``n {.*, _sm_label: labels(n)[0]}``."""
+    return NodeRecord(
+        id=value["id"],
+        label=Label(value["_sm_label"]),
+        key=value["key"],
+        session_id=value["session_id"],
+        created_at=_native_time(value["created_at"]),
+        props=_decode(value),
+        seq=int(value.get("seq") or 0),
+    )
+
+
+def to_edge(edge_type: str, source: str, target: str, props: Mapping[str, Any]) -> EdgeRecord:
+    return EdgeRecord(EdgeType(edge_type), source, target, _decode(props))
+
+
+def parked_props(edge: EdgeRecord) -> str:
+    return json.dumps(dict(edge.props), ensure_ascii=False, sort_keys=True)
+
+
+def to_parked(edge_type: str, source: str, target: str, props: str) -> EdgeRecord:
+    return EdgeRecord(EdgeType(edge_type), source, target, json.loads(props))
+
+
+def check_props(props: Mapping[str, Any]) -> None:
+    """Refuse property names that would collide with the stored record fields."""
+    for name in props:
+        if name in RECORD_FIELDS or name.startswith(INTERNAL_PREFIX):
+            raise ValueError(f"reserved property name: {name!r}")
+
+
+def _encode(props: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    check_props(props)
+    values: dict[str, Any] = {}
+    encoded: list[str] = []
+    for name, value in props.items():
+        if _native(value):
+            values[name] = list(value) if isinstance(value, tuple) else value
+        else:
+            values[name] = json.dumps(value, ensure_ascii=False)
+            encoded.append(name)
+    return values, sorted(encoded)
+
+
+def _native(value: Any) -> bool:
+    if isinstance(value, list | tuple):
+        kinds = {_kind(item) for item in value}
+        return len(kinds) <= 1 and None not in kinds
+    return value is None or _kind(value) is not None
+
+
+def _kind(value: Any) -> type | None:
+    """The Neo4j storage kind of a scalar (``None`` when Neo4j cannot store it natively)."""
+    if isinstance(value, bool):
+        return bool
+    if isinstance(value, int):
+        return int if -_INT64 <= value < _INT64 else None
+    if isinstance(value, str | float):
+        return str if isinstance(value, str) else float
+    return None
+
+
+def _decode(stored: Mapping[str, Any]) -> dict[str, Any]:
+    encoded = set(stored.get("_sm_json") or ())
+    return {
+        name: json.loads(value) if name in encoded else value
+        for name, value in stored.items()
+        if name not in RECORD_FIELDS and not name.startswith(INTERNAL_PREFIX)
+    }
+
+
+def _native_time(value: Any) -> datetime:
+    native: datetime = value.to_native() if hasattr(value, "to_native") else value
+    if native.tzinfo is not None and native.utcoffset() == timedelta(0):
+        return native.replace(tzinfo=UTC)
+    return native

@@ -1,0 +1,115 @@
+"""Constraints and indexes of the Neo4j store, ensured idempotently on every connect.
+
+Every statement is named and uses ``IF NOT EXISTS``; ``ensure_schema`` first reads the names
+that exist (two cheap ``SHOW`` statements), creates only what is missing and then waits until
+the new indexes are online (the fulltext index answers queries only once it is online).
+
+* per label: ``id`` unique (the port addresses nodes by global id), the domain ``key`` unique
+  (a Paper's ``(session_id, key)``, plus a plain ``key`` index for cross-session lookups),
+  ``session_id`` and the insertion order ``_sm_order`` indexed;
+* steps (Task, ToolCall): ``parent_subtask_id`` and the chain position
+  ``(session_id, _sm_scope, _sm_pos)``;
+* Artifact: ``artifact_id`` and ``project_id``;
+* ``SessionCounter.session_id`` unique; ``ParkedEdge`` unique per
+  ``(waiting_for, type, source, target)`` and indexed by ``waiting_for``;
+* per relationship type: ``_sm_session`` and ``_sm_order``;
+* ``sm_search``: a fulltext index (whitespace analyzer) over ``_sm_text`` of the nine labels.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Any, Final, LiteralString
+
+from gateway.stores.neo4j.cypher import EDGE_TYPES, LABELS, STEP_LABELS
+
+Run = Callable[[LiteralString], Awaitable[list[dict[str, Any]]]]
+
+INDEX_WAIT_SECONDS: Final = 60
+
+
+def _label_statements(label: LiteralString) -> list[tuple[LiteralString, LiteralString]]:
+    def name(suffix: LiteralString) -> LiteralString:
+        return "sm_" + label + "_" + suffix
+
+    statements: list[tuple[LiteralString, LiteralString]] = [
+        (name("id"), f"FOR (n:{label}) REQUIRE n.id IS UNIQUE"),
+        (name("session"), f"FOR (n:{label}) ON (n.session_id)"),
+        (name("order"), f"FOR (n:{label}) ON (n._sm_order)"),
+    ]
+    if label == "Paper":
+        statements += [
+            (name("key"), f"FOR (n:{label}) REQUIRE (n.session_id, n.key) IS UNIQUE"),
+            (name("link"), f"FOR (n:{label}) ON (n.key)"),
+        ]
+    else:
+        statements.append((name("key"), f"FOR (n:{label}) REQUIRE n.key IS UNIQUE"))
+    if label in STEP_LABELS:
+        statements += [
+            (name("parent"), f"FOR (n:{label}) ON (n.parent_subtask_id)"),
+            (name("chain"), f"FOR (n:{label}) ON (n.session_id, n._sm_scope, n._sm_pos)"),
+        ]
+    if label == "Artifact":
+        statements += [
+            (name("artifact_id"), f"FOR (n:{label}) ON (n.artifact_id)"),
+            (name("project"), f"FOR (n:{label}) ON (n.project_id)"),
+        ]
+    return statements
+
+
+def _type_statements(edge_type: LiteralString) -> list[tuple[LiteralString, LiteralString]]:
+    return [
+        ("sm_" + edge_type + "_session", f"FOR ()-[r:{edge_type}]-() ON (r._sm_session)"),
+        ("sm_" + edge_type + "_order", f"FOR ()-[r:{edge_type}]-() ON (r._sm_order)"),
+    ]
+
+
+def _statements() -> list[tuple[LiteralString, LiteralString]]:
+    specs: list[tuple[LiteralString, LiteralString]] = []
+    for label in LABELS:
+        specs += _label_statements(label)
+    for edge_type in EDGE_TYPES:
+        specs += _type_statements(edge_type)
+    specs += [
+        ("sm_counter_session", "FOR (c:SessionCounter) REQUIRE c.session_id IS UNIQUE"),
+        (
+            "sm_parked_edge",
+            "FOR (p:ParkedEdge) REQUIRE (p.waiting_for, p.type, p.source, p.target) IS UNIQUE",
+        ),
+        ("sm_parked_waiting", "FOR (p:ParkedEdge) ON (p.waiting_for)"),
+    ]
+    result: list[tuple[LiteralString, LiteralString]] = []
+    for name, body in specs:
+        kind: LiteralString = "CONSTRAINT" if " REQUIRE " in body else "INDEX"
+        result.append((name, f"CREATE {kind} {name} IF NOT EXISTS {body}"))
+    fulltext_labels = "|".join(LABELS)
+    result.append(
+        (
+            "sm_search",
+            f"CREATE FULLTEXT INDEX sm_search IF NOT EXISTS FOR (n:{fulltext_labels}) "
+            "ON EACH [n._sm_text] OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace', "
+            "`fulltext.eventually_consistent`: false}}",
+        )
+    )
+    return result
+
+
+SCHEMA: Final[tuple[tuple[LiteralString, LiteralString], ...]] = tuple(_statements())
+"""``(name, CREATE … IF NOT EXISTS statement)`` of every constraint and index."""
+
+SHOW_CONSTRAINTS: Final[LiteralString] = "SHOW CONSTRAINTS YIELD name"
+SHOW_INDEXES: Final[LiteralString] = "SHOW INDEXES YIELD name"
+AWAIT_INDEXES: Final[LiteralString] = f"CALL db.awaitIndexes({INDEX_WAIT_SECONDS})"
+
+
+async def ensure_schema(run: Run) -> list[str]:
+    """Create the missing constraints and indexes; returns the names created."""
+    existing = {row["name"] for row in await run(SHOW_CONSTRAINTS)}
+    existing |= {row["name"] for row in await run(SHOW_INDEXES)}
+    created = [name for name, _ in SCHEMA if name not in existing]
+    for name, statement in SCHEMA:
+        if name not in existing:
+            await run(statement)
+    if created:
+        await run(AWAIT_INDEXES)
+    return created

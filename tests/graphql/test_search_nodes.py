@@ -1,0 +1,103 @@
+"""searchNodes: whole-word term search, ranked (SPEC §4, reference §7.1 9-14 and 34, §8.3 24)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from tests import builders as b
+
+if TYPE_CHECKING:
+    from tests.conftest import GraphQLClient
+
+SEARCH = """query($q: String!, $mode: MatchMode, $s: String, $labels: [NodeLabel!]) {
+  searchNodes(query: $q, mode: $mode, sessionId: $s, labels: $labels) { __typename
+    ... on NodeList { total truncated nodes { id } } } }"""
+
+
+async def search(gql: GraphQLClient, query: str, **variables: Any) -> list[str]:
+    data = await gql.execute(SEARCH, q=query, **{"s": "s1", **variables})
+    return [found["id"] for found in data["searchNodes"]["nodes"]]
+
+
+async def papers(gql: GraphQLClient, session: str = "s1", *found: dict[str, Any]) -> None:
+    await b.tool_call(gql, session, f"subtask:mcp:q-{session}", papers=list(found))
+
+
+async def test_all_terms_matches_only_the_paper_with_every_term(gql: GraphQLClient) -> None:
+    survey = b.paper("x.org/a", "A Survey on Multi-Agent Systems")
+    note = b.paper("x.org/b", "Another Note on Surveys", abstract="a brief on prior work")
+    await papers(gql, "s1", survey, note)
+
+    all_terms = await search(gql, "A Survey on Multi-Agent Systems", mode="ALL_TERMS")
+    any_term = await search(gql, "A Survey on Multi-Agent Systems", mode="ANY_TERM")
+
+    assert all_terms == ["Paper:s1|https://x.org/a"]
+    assert set(any_term) == {"Paper:s1|https://x.org/a", "Paper:s1|https://x.org/b"}
+
+
+async def test_more_matched_terms_rank_first(gql: GraphQLClient) -> None:
+    await papers(gql, "s1", b.paper("x.org/a", "TP53 review"), b.paper("x.org/b", "TP53 in NSCLC"))
+
+    found = await search(gql, "tp53 nsclc")
+
+    assert found == ["Paper:s1|https://x.org/b", "Paper:s1|https://x.org/a"]
+
+
+async def test_terms_match_whole_words_not_substrings(gql: GraphQLClient) -> None:
+    await papers(gql, "s1", b.paper("x.org/a", "We mention nothing"))
+
+    assert await search(gql, "on") == []
+    assert await search(gql, "mention") == ["Paper:s1|https://x.org/a"]
+
+
+async def test_links_tool_names_logical_names_and_domains_are_searchable(
+    gql: GraphQLClient,
+) -> None:
+    await b.first_message(gql, "s1", domain="Oncology")
+    await b.execution(gql, "s1", "e1", toolName="jupyter", artifacts=[b.artifact("volcano")])
+    await papers(gql, "s1", b.paper("europepmc.org/abc", "Untitled"))
+
+    assert await search(gql, "oncology") == ["ResearchGoal:goal:session:s1"]
+    assert await search(gql, "jupyter") == ["ToolCall:subtask:e1"]
+    assert await search(gql, "volcano") == ["Artifact:volcano#v1"]
+    assert await search(gql, "europepmc") == ["Paper:s1|https://europepmc.org/abc"]
+
+
+async def test_a_query_without_terms_finds_nothing(gql: GraphQLClient) -> None:
+    await papers(gql, "s1", b.paper("x.org/a", "TP53"))
+
+    data = await gql.execute(SEARCH, q=" ?! ", s="s1")
+
+    assert data["searchNodes"] == {
+        "__typename": "NodeList",
+        "total": 0,
+        "truncated": False,
+        "nodes": [],
+    }
+
+
+async def test_without_a_session_the_same_link_is_two_distinct_papers(
+    gql: GraphQLClient,
+) -> None:
+    await papers(gql, "s1", b.paper("x.org/a", "TP53"))
+    await papers(gql, "s2", b.paper("x.org/a", "TP53"))
+
+    found = await search(gql, "tp53", s=None)
+
+    assert sorted(found) == ["Paper:s1|https://x.org/a", "Paper:s2|https://x.org/a"]
+
+
+async def test_labels_restrict_the_search(gql: GraphQLClient) -> None:
+    await b.first_message(gql, "s1", "TP53 study")
+    await papers(gql, "s1", b.paper("x.org/a", "TP53"))
+
+    found = await search(gql, "tp53", labels=["RESEARCH_GOAL"])
+
+    assert found == ["ResearchGoal:goal:session:s1"]
+
+
+async def test_an_unknown_mode_is_a_graphql_validation_error(gql: GraphQLClient) -> None:
+    result = await gql.raw(SEARCH, q="tp53", mode="SOME_TERMS")
+
+    assert result.data is None
+    assert "MatchMode" in result.errors[0].message

@@ -1,0 +1,63 @@
+"""Bearer authentication on ``/graphql`` (SPEC §8)."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
+
+if TYPE_CHECKING:
+    from starlette.testclient import TestClient
+
+HEALTH = "{ health { status } }"
+DISABLE = "mutation { configureMemoryGraph(input: {enabled: false}) { __typename } }"
+
+
+@pytest.mark.parametrize(
+    "authorization",
+    [None, "Bearer wrong-token", f"Basic {INTERNAL_TOKEN}", "Bearer "],
+    ids=["missing", "wrong", "not-bearer", "empty"],
+)
+def test_graphql_refuses_a_missing_or_invalid_token(
+    client: TestClient, authorization: str | None
+) -> None:
+    headers = {"Authorization": authorization} if authorization is not None else {}
+
+    response = post(client, HEALTH, headers=headers)
+
+    assert response.status_code == 401
+    assert response.headers["WWW-Authenticate"].startswith("Bearer")
+    assert "data" not in response.json()
+
+
+@pytest.mark.parametrize("token", [INTERNAL_TOKEN, READ_TOKEN], ids=["internal", "read"])
+def test_a_valid_token_may_query(client: TestClient, token: str) -> None:
+    response = post(client, HEALTH, token)
+
+    assert response.status_code == 200
+    assert response.json() == {"data": {"health": {"status": "HEALTHY"}}}
+
+
+def test_the_internal_token_may_mutate(client: TestClient) -> None:
+    response = post(client, DISABLE, INTERNAL_TOKEN)
+
+    assert response.json() == {"data": {"configureMemoryGraph": {"__typename": "Health"}}}
+    assert client.get("/health").json()["enabled"] is False
+
+
+def test_the_read_token_may_not_mutate_and_nothing_is_written(client: TestClient) -> None:
+    response = post(client, DISABLE, READ_TOKEN)
+
+    body = response.json()
+    assert body["data"] is None
+    assert [error["extensions"]["code"] for error in body["errors"]] == ["FORBIDDEN"]
+    assert client.get("/health").json()["enabled"] is True
+
+
+def test_without_a_configured_token_graphql_is_open(open_client: TestClient) -> None:
+    response = post(open_client, DISABLE)
+
+    assert response.status_code == 200
+    assert response.json() == {"data": {"configureMemoryGraph": {"__typename": "Health"}}}

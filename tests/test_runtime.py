@@ -1,0 +1,81 @@
+"""The runtime's persisted state: the toggle survives a restart, the state file stays private."""
+
+from __future__ import annotations
+
+import asyncio
+import stat
+from typing import TYPE_CHECKING
+
+import pytest
+
+from gateway.runtime import STATE_FILE, Runtime
+
+if TYPE_CHECKING:
+    from gateway.settings import Settings
+
+PASSWORD = "neo4j-pw-93c1"
+HANG_GUARD_SECONDS = 3  # only turns a hang into a failure; a working aclose takes milliseconds
+
+
+async def close(runtime: Runtime) -> None:
+    await asyncio.wait_for(runtime.aclose(), HANG_GUARD_SECONDS)
+
+
+async def test_the_toggle_survives_a_restart(settings: Settings) -> None:
+    runtime = await Runtime.start(settings)
+    await runtime.configure(enabled=False)
+    await close(runtime)
+
+    restarted = await Runtime.start(settings)
+    report = await restarted.health()
+    await close(restarted)
+
+    assert restarted.state.enabled is False
+    assert report.status == "DISABLED"
+
+
+async def test_switching_back_on_survives_a_restart(settings: Settings) -> None:
+    runtime = await Runtime.start(settings)
+    await runtime.configure(enabled=False)
+    await runtime.configure(enabled=True)
+    await close(runtime)
+
+    restarted = await Runtime.start(settings)
+    report = await restarted.health()
+    await close(restarted)
+
+    assert report.status == "HEALTHY"
+
+
+async def test_the_state_file_is_private(settings: Settings) -> None:
+    runtime = await Runtime.start(settings)
+
+    await runtime.configure(enabled=False)
+    await close(runtime)
+
+    mode = (settings.data_dir / STATE_FILE).stat().st_mode
+    assert stat.S_IMODE(mode) == 0o600
+
+
+async def test_the_password_never_appears_in_the_state_repr(settings: Settings) -> None:
+    runtime = await Runtime.start(settings)
+
+    await runtime.configure(neo4j_password=PASSWORD)
+    text = repr(runtime.state)
+    await close(runtime)
+
+    assert runtime.state.neo4j_password == PASSWORD
+    assert PASSWORD not in text
+
+
+async def test_closing_right_after_configure_returns(settings: Settings) -> None:
+    runtime = await Runtime.start(settings)
+    await runtime.configure(enabled=False)
+
+    closing = asyncio.create_task(runtime.aclose())
+    done, _ = await asyncio.wait({closing}, timeout=HANG_GUARD_SECONDS)
+
+    if not done:  # free the directory before failing
+        closing.cancel()
+        await asyncio.gather(closing, return_exceptions=True)
+    assert closing in done, "aclose() hung"

@@ -1,0 +1,114 @@
+"""Settings from a mapping (never the process environment)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gateway.settings import PREFIX, Settings, SettingsError
+from resolvers.records import Backend
+
+
+def from_env(**variables: str) -> Settings:
+    return Settings.from_env({PREFIX + name: value for name, value in variables.items()})
+
+
+def test_an_empty_environment_gives_the_defaults() -> None:
+    settings = Settings.from_env({})
+
+    assert settings == Settings()
+    assert (settings.host, settings.port) == ("127.0.0.1", 17674)
+    assert settings.backend is Backend.FILE
+    assert settings.data_dir == Path.home() / ".science-agent" / "memory-graph"
+    assert (settings.internal_token, settings.read_token, settings.neo4j_password) == (None,) * 3
+    assert (settings.log_level, settings.fsync) == ("INFO", True)
+
+
+def test_every_variable_is_read() -> None:
+    settings = from_env(
+        HOST="0.0.0.0",
+        PORT="8080",
+        INTERNAL_TOKEN="internal",
+        READ_TOKEN="read",
+        BACKEND="neo4j",
+        DATA_DIR="/srv/memory",
+        NEO4J_URI="bolt://db:7687",
+        NEO4J_USER="scientist",
+        NEO4J_PASSWORD="secret",
+        LOG_LEVEL="debug",
+        FSYNC="0",
+    )
+
+    assert settings == Settings(
+        host="0.0.0.0",
+        port=8080,
+        internal_token="internal",
+        read_token="read",
+        backend=Backend.NEO4J,
+        data_dir=Path("/srv/memory"),
+        neo4j_uri="bolt://db:7687",
+        neo4j_user="scientist",
+        neo4j_password="secret",
+        log_level="DEBUG",
+        fsync=False,
+    )
+
+
+def test_blank_values_count_as_unset() -> None:
+    settings = from_env(HOST="  ", INTERNAL_TOKEN="", PORT=" ")
+
+    assert (settings.host, settings.internal_token, settings.port) == ("127.0.0.1", None, 17674)
+
+
+def test_data_dir_expands_the_home_directory() -> None:
+    assert from_env(DATA_DIR="~/graph").data_dir == Path.home() / "graph"
+
+
+@pytest.mark.parametrize("value", ["local", "LOCAL", "file", "File"])
+def test_local_and_file_select_the_file_backend(value: str) -> None:
+    assert from_env(BACKEND=value).backend is Backend.FILE
+
+
+@pytest.mark.parametrize("value", ["http", "-1", "0", "65536", "80.5"])
+def test_a_bad_port_names_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}PORT"):
+        from_env(PORT=value)
+
+
+def test_a_bad_backend_names_the_variable() -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}BACKEND .*'sqlite'"):
+        from_env(BACKEND="sqlite")
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::", "example.org"])
+def test_check_bind_refuses_a_non_loopback_host_without_a_token(host: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}HOST.*{PREFIX}INTERNAL_TOKEN"):
+        Settings(host=host).check_bind()
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "example.org"])
+def test_check_bind_accepts_a_non_loopback_host_with_a_token(host: str) -> None:
+    Settings(host=host, internal_token="internal").check_bind()
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_check_bind_accepts_loopback_without_a_token(host: str) -> None:
+    Settings(host=host).check_bind()
+
+
+def test_secrets_stay_out_of_the_repr() -> None:
+    settings = Settings(internal_token="tok-int", read_token="tok-read", neo4j_password="pw-neo")
+
+    text = repr(settings)
+
+    assert "tok-int" not in text
+    assert "tok-read" not in text
+    assert "pw-neo" not in text
+
+
+def test_a_read_token_without_an_internal_token_is_refused() -> None:
+    environ = {"SCIENCE_AGENT_MEMORY_GRAPH_READ_TOKEN": "read-secret"}
+
+    with pytest.raises(SettingsError, match="INTERNAL_TOKEN"):
+        Settings.from_env(environ)
