@@ -199,6 +199,8 @@ class MaskUnexpectedErrors(SchemaExtension):
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):
             return error
+        if isinstance(error.original_error, DomainError):
+            return _expected(error, error.original_error)
         request_id = _request_id(self.execution_context.context)
         logger.error(
             "unexpected error (request %s) at %s",
@@ -214,6 +216,23 @@ class MaskUnexpectedErrors(SchemaExtension):
             path=error.path,
             extensions={"code": "INTERNAL", "requestId": request_id},
         )
+
+
+def _expected(error: GraphQLError, exc: DomainError) -> GraphQLError:
+    """An expected failure below a root field has no union member to become (e.g. a bad
+    ``first`` of ``Session.nodes``): it stays a top-level error, but says what went wrong."""
+    member = to_graphql(exc)
+    extensions: dict[str, Any] = {"code": member.code.value}
+    if isinstance(member, InvalidInput):
+        extensions["field"] = member.field
+    return GraphQLError(
+        exc.message,
+        nodes=error.nodes,
+        source=error.source,
+        positions=error.positions,
+        path=error.path,
+        extensions=extensions,
+    )
 
 
 def _request_id(context: Any) -> str:

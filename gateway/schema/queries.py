@@ -94,7 +94,7 @@ class GraphQuery:
         graph = await subgraph.session_subgraph(
             info.context.store,
             session_id,
-            first=first or subgraph.SUBGRAPH_DEFAULT_FIRST,
+            first=subgraph.SUBGRAPH_DEFAULT_FIRST if first is None else first,
             fold=fold is not False,
         )
         return Subgraph(
@@ -131,7 +131,7 @@ class GraphQuery:
             mode=mode or search.MatchMode.ANY_TERM,
             session_id=session_id,
             labels=_labels(labels),
-            first=first or search.DEFAULT_FIRST,
+            first=search.DEFAULT_FIRST if first is None else first,
             after=after,
         )
         return node_list(page)
@@ -149,7 +149,7 @@ class GraphQuery:
             info.context.store,
             [label.to_domain() for label in labels],
             session_id=session_id,
-            first=first or search.DEFAULT_FIRST,
+            first=search.DEFAULT_FIRST if first is None else first,
             after=after,
         )
         return node_list(page)
@@ -167,7 +167,7 @@ class GraphQuery:
             info.context.store,
             [t.to_domain() for t in types],
             session_id=session_id,
-            first=first or search.DEFAULT_FIRST,
+            first=search.DEFAULT_FIRST if first is None else first,
             after=after,
         )
         return edge_list(page, nodes)

@@ -12,7 +12,7 @@ from tests import builders as b
 if TYPE_CHECKING:
     from tests.conftest import GraphQLClient
 
-A, B = "https://x.org/a", "https://x.org/b"
+A, B, UNCITED = "https://x.org/a", "https://x.org/b", "https://x.org/c"
 PAPER_A, PAPER_B = f"Paper:s1|{A}", f"Paper:s1|{B}"
 REPORT = "Artifact:report#v1"
 
@@ -38,11 +38,12 @@ class Report:
 
 
 async def report_session(gql: GraphQLClient) -> Report:
-    """Goal; e1 makes fig and an uncited sibling; q1 finds papers A and B; each paper backs one
-    claim through one evidence; both claims are stated in report v1 (made by e2)."""
+    """Goal; e1 makes fig and an uncited sibling; q1 finds papers A, B and an uncited one; A and
+    B each back one claim through one evidence; both claims are stated in report v1 (by e2)."""
     await b.first_message(gql, "s1")
     await b.execution(gql, "s1", "e1", 10, artifacts=[b.artifact("fig"), b.artifact("sibling")])
-    await b.tool_call(gql, "s1", "subtask:mcp:q1", 20, papers=[b.paper(A), b.paper(B)])
+    found_papers = [b.paper(A), b.paper(B), b.paper(UNCITED)]
+    await b.tool_call(gql, "s1", "subtask:mcp:q1", 20, papers=found_papers)
     await b.execution(gql, "s1", "e2", 30, artifacts=[b.artifact("report")])
     found: list[str] = []
     for link in (A, B):
@@ -80,12 +81,14 @@ async def test_extracted_evidence_is_the_papers_own(gql: GraphQLClient) -> None:
     assert ids(found) == {PAPER_A, r.evidence_a}
 
 
-async def test_a_paper_shows_its_searching_task_and_nothing_else(gql: GraphQLClient) -> None:
+async def test_an_uncited_paper_shows_its_searching_task_and_nothing_else(
+    gql: GraphQLClient,
+) -> None:
     await report_session(gql)
 
-    found = await b.chain(gql, PAPER_A, "VIEW_SEARCHING_TASK")
+    found = await b.chain(gql, f"Paper:s1|{UNCITED}", "VIEW_SEARCHING_TASK")
 
-    assert ids(found) == {PAPER_A, "ToolCall:subtask:mcp:q1"}
+    assert ids(found) == {f"Paper:s1|{UNCITED}", "ToolCall:subtask:mcp:q1"}
 
 
 async def test_a_report_reaches_its_code_and_its_cited_papers(gql: GraphQLClient) -> None:
@@ -240,6 +243,20 @@ async def test_source_paper_of_pdf_evidence_is_empty(gql: GraphQLClient) -> None
     found = await b.chain(gql, evidence["evidenceId"], "VIEW_SOURCE_PAPER")
 
     assert found["nodes"] == []
+
+
+async def test_paper_and_evidence_buttons_return_only_their_labels(
+    gql: GraphQLClient,
+) -> None:
+    await b.execution(gql, "s1", "e1", 10, artifacts=[b.artifact("fig"), b.artifact("report")])
+    claim = await b.claim(gql, "s1", artifacts=[("fig", 1)], artifactId="report", artifactVersion=1)
+
+    papers = await b.chain(gql, "report", "VIEW_CITED_PAPER")
+    evidence = await b.chain(gql, "report", "VIEW_CITING_EVIDENCE_FOR_ARTIFACT")
+    claims = await b.chain(gql, "report", "VIEW_CONTAINED_CLAIMS")
+
+    assert papers["nodes"] == evidence["nodes"] == []
+    assert ids(claims) == {REPORT, f"Claim:{claim['claimId']}"}
 
 
 async def test_an_unknown_node_is_node_not_found(gql: GraphQLClient) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING, Any
 
 from tests import builders as b
@@ -85,6 +86,22 @@ async def test_a_scope_takes_its_place_by_start_time(gql: GraphQLClient) -> None
         "Task:subtask:subagent:sub-1",
         step("e20"),
     ]
+
+
+SEQS = """query { session(sessionId: "s1") { ... on Session { chain {
+  ... on ToolCall { seq } } } } }"""
+
+
+async def test_concurrent_writers_never_share_a_seq(gql: GraphQLClient) -> None:
+    await b.first_message(gql, "s1")
+
+    await asyncio.gather(*(b.execution(gql, "s1", f"e{i}", 10) for i in range(12)))
+
+    chain = (await gql.execute(SEQS))["session"]["chain"]
+    seqs = [step["seq"] for step in chain]
+    assert len(set(seqs)) == 12
+    assert seqs == sorted(seqs)
+    assert len(path_from(await b.subgraph(gql, "s1"), GOAL)) == 13
 
 
 async def main_chain(gql: GraphQLClient, finishes: list[int]) -> None:

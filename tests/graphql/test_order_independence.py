@@ -23,16 +23,16 @@ async def upload_data(gql: GraphQLClient, s: str) -> None:
     await b.upload(gql, s, "data.csv")
 
 
-def run(name: str, finished: float, **extra: object) -> Send:
+def run(name: str, finished: float) -> Send:
     async def send(gql: GraphQLClient, s: str) -> None:
-        await b.execution(gql, s, f"{name}-{s}", finished, **extra)
+        await b.execution(gql, s, f"{name}-{s}", finished)
 
     return send
 
 
-def produce(name: str, finished: float, artifact: str, version: int, **extra: object) -> Send:
+def produce(name: str, finished: float, artifact: str, version: int) -> Send:
     async def send(gql: GraphQLClient, s: str) -> None:
-        produced = b.artifact(f"{artifact}-{s}", version, **extra)
+        produced = b.artifact(f"{artifact}-{s}", version)
         await b.execution(gql, s, f"{name}-{s}", finished, artifacts=[produced])
 
     return send

@@ -28,7 +28,8 @@ async def test_a_paper_product_is_produced_by_its_tool_call(gql: GraphQLClient) 
     graph = await b.subgraph(gql, "s1")
     assert result["written"] == 3  # ToolCall, Paper, produces
     assert b.edges_of(graph, "PRODUCES") == {("ToolCall:subtask:mcp:q1", PAPER_A)}
-    assert (await paper(gql))["retrievalCount"] == 1
+    found = await paper(gql)
+    assert (found["retrievalCount"], found["retrievedAt"]) == (1, "2026-01-01T00:00:10+00:00")
 
 
 async def test_a_call_without_products_still_writes_its_tool_call(gql: GraphQLClient) -> None:

@@ -114,6 +114,18 @@ async def test_a_late_step_does_not_list_every_earlier_step(gql: GraphQLClient) 
     assert len(trace["chain"]) < 8
 
 
+async def test_a_trace_starts_at_the_version_named(gql: GraphQLClient) -> None:
+    await b.execution(gql, "s1", "e1", 10, artifacts=[b.artifact("fig", 1)])
+    await b.execution(gql, "s1", "e2", 20, artifacts=[b.artifact("fig", 2)])
+
+    v1 = await b.trace(gql, "fig#v1")
+    latest = await b.trace(gql, "fig")
+
+    assert v1["startNode"] == {"id": "Artifact:fig#v1"}
+    assert steps(v1)[0][1] == "Code:e1"
+    assert latest["startNode"] == {"id": "Artifact:fig#v2"}
+
+
 async def test_a_missing_start_is_node_not_found(gql: GraphQLClient) -> None:
     trace = await b.trace(gql, "nothing")
 

@@ -52,7 +52,7 @@ from gateway.stores.neo4j.records import (
     to_parked,
 )
 from gateway.stores.neo4j.schema import ensure_schema
-from resolvers.errors import QueryLimitExceededError, StoreUnavailableError
+from resolvers.errors import QueryLimitExceededError, StoreUnavailableError, StoreWriteError
 from resolvers.records import (
     Backend,
     Direction,
@@ -89,6 +89,10 @@ async def _driver_errors(
         code = exc.code or ""
         if "TransactionTimedOut" in code:
             raise QueryLimitExceededError("The Neo4j query took too long.") from exc
+        if isinstance(exc, neo4j.exceptions.ConstraintError):
+            # MERGE on ``id`` makes duplicates converge; this is a record whose domain key
+            # is already taken by a node with another id: a write the store must refuse.
+            raise StoreWriteError(f"Refused by a Neo4j constraint: {exc.message}") from exc
         if not isinstance(exc, neo4j.exceptions.TransientError | neo4j.exceptions.AuthError) and (
             not code.startswith(("Neo.ClientError.Cluster.", "Neo.ClientError.Database."))
         ):
@@ -433,9 +437,10 @@ class Neo4jStore(_Reads):
             result = await self._driver.execute_query(query, database_=self._database)
         return [record.data() for record in result.records]
 
-    async def ensure_schema(self) -> None:
-        """Create the missing constraints and indexes (idempotent; run on every connect)."""
-        await ensure_schema(lambda query: self._write(query, self._query_timeout * 10))
+    async def ensure_schema(self) -> list[str]:
+        """Create the missing constraints and indexes (idempotent; run on every connect).
+        Returns the names created."""
+        return await ensure_schema(lambda query: self._write(query, self._query_timeout * 10))
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
