@@ -10,25 +10,27 @@ from __future__ import annotations
 import hmac
 import logging
 import uuid
-from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from starlette.applications import Starlette
-from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.types import ASGIApp, Receive, Scope, Send
-from starlette.websockets import WebSocket
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.types.unset import UnsetType
 
 from gateway.playground import playground_html
 from gateway.runtime import Runtime
 from gateway.schema import Limits, build_schema
 from gateway.schema.context import GraphContext
 from gateway.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from starlette.requests import Request
+    from strawberry.types.unset import UnsetType
+    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.websockets import WebSocket
+    from collections.abc import AsyncIterator
 
 logger = logging.getLogger(__name__)
 

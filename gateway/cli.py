@@ -7,11 +7,14 @@ import asyncio
 import dataclasses
 import logging
 import sys
-from collections.abc import Sequence
 from pathlib import Path
 
 from gateway import cli_memory
 from gateway.settings import Settings, SettingsError, load_settings
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 def main(argv: Sequence[str] | None = None) -> int:

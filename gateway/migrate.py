@@ -10,10 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import TypeVar, TYPE_CHECKING
 
-from gateway.stores.file.codec import Captured
-from gateway.stores.neo4j import Neo4jStore
+
+if TYPE_CHECKING:
+    from gateway.stores.file.codec import Captured
+    from gateway.stores.neo4j import Neo4jStore
 
 T = TypeVar("T")
 Progress = Callable[[int, int], None]

@@ -19,20 +19,22 @@ import logging
 import os
 from dataclasses import dataclass, fields, replace
 from importlib.metadata import PackageNotFoundError, version
-from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from gateway.outbox import Outbox
-from gateway.settings import Settings
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
 from resolvers.errors import DomainError, MemoryGraphDisabledError, StoreUnavailableError
-from resolvers.events import Event
 from resolvers.memory import MemoryStore, compact_memory
 from resolvers.observe import APPLY, WriteResult
 from resolvers.records import Backend, utc_now
-from resolvers.store import GraphStore
 from resolvers.validate import validate_event
+
+if TYPE_CHECKING:
+    from resolvers.events import Event
+    from resolvers.store import GraphStore
+    from gateway.settings import Settings
+    from pathlib import Path
 
 logger = logging.getLogger(__name__)
 

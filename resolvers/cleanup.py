@@ -11,8 +11,11 @@ from dataclasses import dataclass
 
 from resolvers.errors import InvalidInputError
 from resolvers.records import Label
-from resolvers.store import GraphStore
 from resolvers.validate import check_text
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphStore
 
 
 @dataclass(frozen=True, slots=True)

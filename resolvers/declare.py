@@ -15,7 +15,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from resolvers.errors import DeclareCode, DeclareRejectedError
-from resolvers.events import ClaimDeclared, ClaimsLinked, EvidenceDeclared
 from resolvers.observe import run_write
 from resolvers.records import (
     PDF_MEDIA_TYPE,
@@ -25,9 +24,13 @@ from resolvers.records import (
     artifact_key,
     node_id,
 )
-from resolvers.store import GraphReader, GraphStore
 from resolvers.text import normalize_link
-from resolvers.writes import Writer
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolvers.writes import Writer
+    from resolvers.store import GraphReader, GraphStore
+    from resolvers.events import ClaimDeclared, ClaimsLinked, EvidenceDeclared
 
 _NAMESPACE = uuid.UUID("6f1c1f0e-8a52-4d8e-9a53-2f3c9e1b7d40")
 LINK_POLL_SECONDS = 0.1

@@ -7,9 +7,8 @@ in-order stream (late goals, scopes, versions and inputs are attached when they 
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, TypeVar, TYPE_CHECKING
 
 from resolvers.events import (
     ArtifactDeclared,
@@ -32,10 +31,13 @@ from resolvers.records import (
     node_id,
 )
 from resolvers.steps import attach_main_head, attach_scope_head, child_key, insert_step, scope_key
-from resolvers.store import GraphStore
 from resolvers.text import normalize_link
 from resolvers.validate import validate_event
 from resolvers.writes import Writer, iso
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphStore
+    from collections.abc import Awaitable, Callable, Mapping
 
 E = TypeVar("E", bound=Event)
 

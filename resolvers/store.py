@@ -18,19 +18,21 @@ return them, because writes still need them (a later session may read a soft-del
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from contextlib import AbstractAsyncContextManager
-from typing import Protocol
+from typing import Protocol, TYPE_CHECKING
 
-from resolvers.records import (
-    Backend,
-    Direction,
-    EdgeRecord,
-    EdgeType,
-    Label,
-    NodeRecord,
-    Page,
-)
+
+if TYPE_CHECKING:
+    from resolvers.records import (
+        Backend,
+        Direction,
+        EdgeRecord,
+        EdgeType,
+        Label,
+        NodeRecord,
+        Page,
+    )
+    from contextlib import AbstractAsyncContextManager
+    from collections.abc import Sequence
 
 ChainPosition = tuple[str, int]
 """``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TYPE_CHECKING
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
 
 # Split on runs of non-word characters and underscores; Unicode-aware, so CJK stays in tokens.
 _SPLIT = re.compile(r"[\W_]+", re.UNICODE)

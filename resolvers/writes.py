@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 from resolvers.records import (
     Direction,
@@ -19,7 +19,9 @@ from resolvers.records import (
     clean_props,
     node_id,
 )
-from resolvers.store import ChainPosition, GraphTransaction
+
+if TYPE_CHECKING:
+    from resolvers.store import ChainPosition, GraphTransaction
 
 Update = Mapping[str, Any] | Callable[[NodeRecord], Mapping[str, Any]]
 

@@ -9,12 +9,9 @@ runs on every backend. The Neo4j backend needs ``GATEWAY_TEST_NEO4J_URI`` (set b
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import pytest
-import strawberry
 
 from gateway.runtime import Runtime, SavedState
 from gateway.schema import build_schema
@@ -23,7 +20,12 @@ from gateway.settings import Settings
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
-from resolvers.store import GraphStore
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphStore
+    import strawberry
+    from pathlib import Path
+    from collections.abc import AsyncIterator
 
 BACKENDS = ["file", "neo4j"]
 
@@ -49,9 +51,7 @@ async def open_store(backend: str, directory: Path) -> GraphStore:
     if backend == "neo4j":
         settings = neo4j_settings()
         assert settings is not None
-        neo4j_store = await Neo4jStore.open(
-            settings["uri"], settings["user"], settings["password"]
-        )
+        neo4j_store = await Neo4jStore.open(settings["uri"], settings["user"], settings["password"])
         try:
             await neo4j_store.wipe()
         except BaseException:

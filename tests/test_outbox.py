@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
 from gateway.outbox import Outbox
 from gateway.stores.file.log import StoreLockedError
 from resolvers.events import Event, FirstMessageObserved
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 
 def _make(number: int) -> FirstMessageObserved:

@@ -6,8 +6,6 @@ import asyncio
 import stat
 from typing import TYPE_CHECKING
 
-import pytest
-
 from gateway.runtime import STATE_FILE, Runtime
 
 if TYPE_CHECKING:

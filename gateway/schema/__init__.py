@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 import strawberry
@@ -24,6 +23,10 @@ from gateway.schema.memory import MEMORY_TYPES, MemoryMutation, MemoryQuery
 from gateway.schema.mutations import GraphMutation
 from gateway.schema.nodes import NODE_TYPES
 from gateway.schema.queries import GraphQuery
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 Query = merge_types("Query", (GraphQuery, MemoryQuery))
 Mutation = merge_types("Mutation", (GraphMutation, MemoryMutation))

@@ -6,10 +6,13 @@ import uuid
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from gateway.runtime import Runtime
 from gateway.schema.loaders import Loaders
-from resolvers.memory import MemoryStore
-from resolvers.store import GraphStore
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphStore
+    from resolvers.memory import MemoryStore
+    from gateway.runtime import Runtime
 
 
 @dataclass

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Iterator
 from enum import Enum
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
 import strawberry
 from graphql import GraphQLError, GraphQLResolveInfo
@@ -29,6 +28,9 @@ from resolvers.errors import (
     StoreWriteError,
 )
 from resolvers.records import Backend as DomainBackend
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 logger = logging.getLogger(__name__)
 

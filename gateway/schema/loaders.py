@@ -4,12 +4,15 @@ relationship costs one store call per edge type and direction, not N."""
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Sequence
 
 from strawberry.dataloader import DataLoader
 
 from resolvers.records import Direction, EdgeType, NodeRecord
-from resolvers.store import GraphReader
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphReader
+    from collections.abc import Sequence
 
 NeighbourKey = tuple[str, EdgeType, Direction]
 

@@ -39,8 +39,11 @@ from gateway.schema.results import (
     ObserveResult,
 )
 from resolvers import cleanup, declare, observe
-from resolvers.events import Event
 from resolvers.records import Label, artifact_key, node_id
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolvers.events import Event
 
 Ctx = Info[GraphContext, None]
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import strawberry
 from strawberry.types import Info
 
-from gateway.runtime import HealthReport
 from gateway.schema.context import GraphContext
 from gateway.schema.enums import ChainKind, EdgeType, HealthStatus, MatchMode, NodeLabel
 from gateway.schema.errors import Backend
@@ -32,8 +31,12 @@ from gateway.schema.results import (
 from gateway.schema.session import Session, SessionResult, edge_list, node_list
 from resolvers import artifacts, chains, provenance, resolve, search, subgraph
 from resolvers.errors import NodeNotFoundError
-from resolvers.records import GraphSlice, Label
 from resolvers.validate import check_text
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolvers.records import GraphSlice, Label
+    from gateway.runtime import HealthReport
 
 Ctx = Info[GraphContext, None]
 

@@ -15,13 +15,15 @@ is one op. Ops, applied in order, rebuild the graph:
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TYPE_CHECKING
 
-from gateway.stores.file.graph import MemoryGraph
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
+
+if TYPE_CHECKING:
+    from gateway.stores.file.graph import MemoryGraph
+    from collections.abc import Iterator
 
 Op = dict[str, Any]
 

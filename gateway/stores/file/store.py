@@ -19,9 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
-from pathlib import Path
 
 from gateway.stores.file.codec import (
     Captured,
@@ -58,7 +56,12 @@ from resolvers.records import (
     Page,
     utc_now,
 )
-from resolvers.store import ChainPosition, GraphTransaction
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from resolvers.store import ChainPosition, GraphTransaction
+    from pathlib import Path
+    from collections.abc import AsyncIterator, Callable, Sequence
 
 logger = logging.getLogger(__name__)
 
