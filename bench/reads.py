@@ -48,6 +48,8 @@ ARTIFACT_KINDS = [
     "VIEW_CITED_PAPER",
 ]
 RARE_TERM = "mtor"
+MIN_SAMPLES = 5
+QUERY_BUDGET = 30.0  # seconds of requests per query and store size
 COMMON_TERM = "tp53"
 
 
@@ -127,29 +129,56 @@ class ReadResult:
     nodes: float  # mean answer size
 
 
+class _Samples:
+    """Timings per query; a query that used up its time budget is not sent again once it has
+    ``MIN_SAMPLES`` samples (a slow query must not hold up a run)."""
+
+    def __init__(self, queries: Sequence[ReadQuery], budget: float) -> None:
+        self.budget = budget
+        self.seconds: dict[str, list[float]] = {query.name: [] for query in queries}
+        self.sizes: dict[str, list[int]] = {query.name: [] for query in queries}
+        self.spent: dict[str, float] = dict.fromkeys(self.seconds, 0.0)
+
+    def wanted(self, query: ReadQuery, *, warming: bool = False) -> bool:
+        done = warming or len(self.seconds[query.name]) >= MIN_SAMPLES
+        return not (done and self.spent[query.name] > self.budget)
+
+    def add(self, query: ReadQuery, elapsed: float, size: int, *, timed: bool = True) -> None:
+        self.spent[query.name] += elapsed
+        if timed:
+            self.seconds[query.name].append(elapsed)
+            self.sizes[query.name].append(size)
+
+    def results(self) -> dict[str, ReadResult]:
+        return {
+            name: ReadResult(Latency.of(values), sum(self.sizes[name]) / len(values))
+            for name, values in self.seconds.items()
+        }
+
+
 async def measure_reads(
     client: httpx.AsyncClient,
     url: str,
     probes: Sequence[Session],
     rounds: int,
     queries: Sequence[ReadQuery] = QUERIES,
+    budget: float = QUERY_BUDGET,
 ) -> dict[str, ReadResult]:
-    """``rounds`` timed requests per query (after one warm-up round per probe session)."""
+    """``rounds`` timed requests per query, after a warm-up request on each probe session
+    (which also checks that every probe answers something at this store size)."""
+    samples = _Samples(queries, budget)
     for session in probes:
         for query in queries:
-            await _once(client, url, query, session)
-    seconds: dict[str, list[float]] = {query.name: [] for query in queries}
-    sizes: dict[str, list[int]] = {query.name: [] for query in queries}
+            if samples.wanted(query, warming=True):
+                elapsed, size = await _once(client, url, query, session)
+                samples.add(query, elapsed, size, timed=False)
+    samples.spent = dict.fromkeys(samples.spent, 0.0)
     for index in range(rounds):
         session = probes[index % len(probes)]
         for query in queries:
-            elapsed, size = await _once(client, url, query, session)
-            seconds[query.name].append(elapsed)
-            sizes[query.name].append(size)
-    return {
-        name: ReadResult(Latency.of(seconds[name]), sum(sizes[name]) / len(sizes[name]))
-        for name in seconds
-    }
+            if samples.wanted(query):
+                samples.add(query, *await _once(client, url, query, session))
+    return samples.results()
 
 
 async def _once(

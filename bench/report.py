@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
+    from bench.client import Latency
     from bench.ingest import Throughput
     from bench.results import IngestResults, Neo4jResults, Results, SizeResults
 
@@ -51,7 +52,9 @@ def _machine(results: Results) -> str:
     m = results.machine
     return (
         f"### Machine\n\n{m['cpus']} CPUs ({m['cpu']}), {m['memory']} RAM, Python {m['python']}, "
-        f"{m['system']}.\nCommand: `{results.command}` — {results.seconds / 60:.1f} min."
+        f"{m['system']}; 1-minute load average {m['load before']} before the run and "
+        f"{m['load after']} after it.\nCommand: `{results.command}` — "
+        f"{results.seconds / 60:.1f} min."
     )
 
 
@@ -98,6 +101,11 @@ def _reads(sizes: Sequence[SizeResults]) -> str:
         row.append(" / ".join(f"{_over_trivial(s, query):.1f}" for s in sizes))
         rows.append(row)
     return "### Reads (HTTP GraphQL, one client, keep-alive)\n\n" + _table(header, rows)
+
+
+def _percentiles(latency: Latency, rounds: int) -> str:
+    text = f"{latency.p50:.2f} / {latency.p99:.2f}"
+    return text if latency.count >= rounds else f"{text} (n={latency.count})"
 
 
 def _over_trivial(size: SizeResults, query: str) -> float:

@@ -52,6 +52,7 @@ INGEST_BASE = 100_000_000
 LONG_INDEX = 200_000_000
 PROFILE_BASE = 300_000_000
 PROFILE_ROUNDS = 150
+PROFILE_BUDGET = 15.0
 HERE = Path(__file__).resolve().parent
 
 
@@ -213,12 +214,15 @@ async def run_profiles(
         "getChain": ("getChain",),
         "traceProvenance": ("traceProvenance",),
         "subgraph": ("subgraph",),
+        "searchNodes": ("searchNodes",),
     }
     for name, prefixes in groups.items():
         queries = [q for q in QUERIES if q.name.startswith(prefixes)]
         raw = options.output / f"profile-{name}.txt"
         async with sampling(gateway.pid, raw):
-            await measure_reads(client, gateway.graphql, probes, PROFILE_ROUNDS, queries)
+            await measure_reads(
+                client, gateway.graphql, probes, PROFILE_ROUNDS, queries, PROFILE_BUDGET
+            )
         summaries[name] = summarise(read_stacks(raw))
     sessions = [generate_session(options.seed, PROFILE_BASE + i) for i in range(MANY_CLIENTS)]
     raw = options.output / "profile-ingest.txt"
@@ -234,6 +238,7 @@ async def run_profiles(
 
 async def run(options: Options, command: str) -> Results:
     results = Results(machine(), command)
+    results.machine["load before"] = _load()
     started = time.perf_counter()
     async with http_client() as client:
         with tempfile.TemporaryDirectory(prefix="sm-bench-", dir=options.workdir) as name:
@@ -241,12 +246,19 @@ async def run(options: Options, command: str) -> Results:
             if options.backend == "neo4j":
                 from bench.neo4j import run_neo4j
 
-                results.neo4j = await run_neo4j(options.seed, options.rounds, tmp, client)
+                nodes = options.sizes[0]
+                results.neo4j = await run_neo4j(options.seed, nodes, options.rounds, tmp, client)
             else:
                 results.ingest = await run_ingest(options, tmp, client)
                 await run_sizes(options, tmp, client, results)
     results.seconds = time.perf_counter() - started
+    results.machine["load after"] = _load()
     return results
+
+
+def _load() -> str:
+    """The 1-minute load average: other work on the machine skews every number."""
+    return f"{os.getloadavg()[0]:.2f}"
 
 
 def _progress(message: str) -> None:

@@ -2,33 +2,41 @@
 
 Authentication (SPEC §8): ``/graphql`` needs ``Authorization: Bearer <token>`` when a token is
 configured — the internal token may do everything, the read token may only query. Tokens are
-compared in constant time. The GraphiQL page itself is static and served without a token.
+compared in constant time. The GraphiQL page itself is static and served without a token, as
+are its scripts under ``/graphql/assets/`` (``gateway.playground``).
 """
 
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import uuid
 from contextlib import asynccontextmanager
 from typing import Any, TYPE_CHECKING
+from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 
-from gateway.playground import playground_html
+from gateway.logs import RequestIdMiddleware, current_request_id
+from gateway.metrics import Metrics, metrics_endpoint
+from gateway.playground import Playground
 from gateway.runtime import Runtime
 from gateway.schema import Limits, build_schema
 from gateway.schema.context import GraphContext
+from gateway.schema.observability import Observer
 from gateway.settings import Settings, load_settings
+from gateway.tracing import tracing_from
 
 if TYPE_CHECKING:
     from starlette.requests import Request
     from strawberry.types.unset import UnsetType
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
     from collections.abc import AsyncIterator
 
@@ -66,19 +74,34 @@ class Access:
 class GatewayGraphQL(GraphQL[GraphContext, None]):
     """Strawberry's ASGI app with our context, auth and playground."""
 
-    def __init__(self, access: Access, **kwargs: Any) -> None:
-        super().__init__(build_schema(kwargs.pop("limits", None)), **kwargs)
+    def __init__(self, access: Access, playground: Playground | None = None, **kwargs: Any) -> None:
+        super().__init__(
+            build_schema(kwargs.pop("limits", None), kwargs.pop("observer", None)), **kwargs
+        )
         self._access = access
+        self._playground = playground or Playground()
 
     @property
     def graphql_ide_html(self) -> str:
-        return playground_html(super().graphql_ide_html)
+        return self._playground.html
+
+    def decode_json(self, data: str | bytes) -> object:
+        """A request (an HTTP body, a WebSocket message) is a JSON object (batching is off);
+        anything else, or JSON nested too deep to decode, is refused as bad JSON: HTTP 400, or
+        the WebSocket closed with 4400."""
+        try:
+            value = json.loads(data.decode("utf-8-sig") if isinstance(data, bytes) else data)
+        except (UnicodeDecodeError, RecursionError) as exc:  # not UTF-8; nested too deep
+            raise json.JSONDecodeError(type(exc).__name__, "", 0) from exc
+        if not isinstance(value, dict):
+            raise json.JSONDecodeError("not a JSON object", "", 0)
+        return value
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
     ) -> GraphContext:
         grant = request.scope.get("state", {}).get("grant", WRITE)
-        request_id = request.headers.get("x-request-id") or uuid.uuid4().hex
+        request_id = current_request_id() or uuid.uuid4().hex
         return GraphContext(
             runtime=request.app.state.runtime, can_write=grant == WRITE, request_id=request_id[:64]
         )
@@ -86,8 +109,11 @@ class GatewayGraphQL(GraphQL[GraphContext, None]):
     async def on_ws_connect(self, context: GraphContext) -> UnsetType | dict[str, object] | None:
         payload = getattr(context, "connection_params", None) or {}
         authorization = payload.get("Authorization") or payload.get("authorization")
-        if self._access.grant(str(authorization) if authorization else None) is None:
+        grant = self._access.grant(str(authorization) if authorization else None)
+        if grant is None:
             raise ConnectionRejectionError({"reason": "invalid token"})
+        # One context serves every operation of the connection: a read token may not mutate.
+        context.can_write = grant == WRITE
         return await super().on_ws_connect(context)
 
 
@@ -117,8 +143,80 @@ class BearerAuth:
         await self._app(scope, receive, send)
 
 
+class BodySizeLimit:
+    """ASGI middleware: an HTTP request body over ``max_bytes`` answers 413 before it is parsed.
+
+    A declared ``Content-Length`` over the limit is refused without reading; otherwise (chunked
+    or understated bodies too) the body is read here, counting, and refused as soon as it passes
+    the limit. A body within the limit is handed on whole.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self._app = app
+        self._max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self._app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length", b"")
+        if declared.isdigit() and int(declared) > self._max_bytes:
+            await self._refuse(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        size, more = 0, True
+        while more:
+            message = await receive()
+            if message["type"] != "http.request":  # the client went away
+                return
+            chunks.append(message.get("body", b""))
+            size += len(chunks[-1])
+            if size > self._max_bytes:
+                await self._refuse(scope, receive, send)
+                return
+            more = message.get("more_body", False)
+        await self._app(scope, _replay(b"".join(chunks), receive), send)
+
+    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
+        response = JSONResponse(
+            {
+                "errors": [
+                    {
+                        "message": f"request body larger than {self._max_bytes} bytes",
+                        "extensions": {"code": "QUERY_LIMIT_EXCEEDED"},
+                    }
+                ]
+            },
+            status_code=413,
+            headers={"Connection": "close"},
+        )
+        await response(scope, receive, send)
+
+
+def _replay(body: bytes, receive: Receive) -> Receive:
+    """A ``receive`` that yields ``body`` once, then defers to the original (disconnects)."""
+    pending = [{"type": "http.request", "body": body, "more_body": False}]
+
+    async def replayed() -> Message:
+        return pending.pop() if pending else await receive()
+
+    return replayed
+
+
+def limits_of(settings: Settings) -> Limits:
+    return Limits(
+        max_depth=settings.max_depth,
+        max_aliases=settings.max_aliases,
+        max_tokens=settings.max_tokens,
+        query_timeout_seconds=settings.query_timeout_seconds,
+        introspection=settings.introspection,
+    )
+
+
 def _is_playground(scope: Scope) -> bool:
-    if scope["method"] != "GET" or scope.get("query_string"):
+    # ?q= and ?variables= carry the playground's document; a GET with ?query= is a request.
+    parameters = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
+    if scope["method"] != "GET" or "query" in parameters:
         return False
     accept = dict(scope["headers"]).get(b"accept", b"")
     return b"text/html" in accept
@@ -133,8 +231,15 @@ async def health(request: Request) -> JSONResponse:
 def create_app(settings: Settings | None = None, limits: Limits | None = None) -> Starlette:
     settings = settings or load_settings()
     access = Access(settings)
-    graphql = GatewayGraphQL(access, limits=limits)
-    guarded = BearerAuth(graphql, access)
+    playground = Playground()
+    playground.log_source()
+    metrics = Metrics()
+    tracing = tracing_from(settings)
+    observer = Observer(metrics, tracing.tracer if tracing is not None else None)
+    graphql = GatewayGraphQL(
+        access, playground, limits=limits or limits_of(settings), observer=observer
+    )
+    guarded = BearerAuth(BodySizeLimit(graphql, settings.max_body_bytes), access)
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -143,12 +248,21 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             yield
         finally:
             await app.state.runtime.aclose()
+            if tracing is not None:
+                tracing.shutdown()
 
     return Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
+            Route(
+                "/metrics",
+                metrics_endpoint(metrics, lambda value: access.grant(value) is not None),
+                methods=["GET"],
+            ),
             Route("/graphql", guarded, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
+            Mount("/graphql/assets", app=playground.assets),
         ],
+        middleware=[Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )

@@ -9,7 +9,7 @@ import logging
 import sys
 from pathlib import Path
 
-from gateway import cli_memory
+from gateway import cli_export, cli_memory
 from gateway.settings import Settings, SettingsError, load_settings
 from typing import TYPE_CHECKING
 
@@ -50,6 +50,7 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--user", help="Neo4j user (default from the environment)")
     migrate.set_defaults(handler=migrate_command)
     cli_memory.register(commands)
+    cli_export.register(commands)
     return parser
 
 
@@ -61,6 +62,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from gateway.app import create_app
+    from gateway.logs import configure_logging
 
     settings = dataclasses.replace(
         settings, host=args.host or settings.host, port=args.port or settings.port
@@ -70,9 +72,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     except SettingsError as exc:
         print(f"science-memory: {exc}", file=sys.stderr)
         return 2
-    logging.basicConfig(
-        level=settings.log_level, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings)
     if settings.loopback_only:
         logging.getLogger("gateway").warning(
             "no internal token configured: serving on loopback only (%s), without authentication",
@@ -84,6 +84,8 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
         port=settings.port,
         log_level=settings.log_level.lower(),
         lifespan="on",
+        log_config=None,  # uvicorn's loggers go through configure_logging's handler too
+        ws_max_size=settings.max_body_bytes,  # one WebSocket message, like one HTTP body
     )
     return 0
 

@@ -21,7 +21,9 @@ from dataclasses import dataclass, fields, replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, TYPE_CHECKING
 
+from gateway.events import EventBus
 from gateway.outbox import Outbox
+from gateway.publishing import PublishingStore
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
 from resolvers.errors import DomainError, MemoryGraphDisabledError, StoreUnavailableError
@@ -102,7 +104,12 @@ class Runtime:
         self.state = state
         self.memory_store = memory
         self.outbox = outbox
-        self._stores: dict[Backend, GraphStore] = dict(stores or {})
+        self.events = EventBus()
+        # Every store is wrapped so each committed change reaches live subscribers.
+        self._stores: dict[Backend, GraphStore] = {
+            backend: PublishingStore(store, self.events)
+            for backend, store in (stores or {}).items()
+        }
         self._lock = asyncio.Lock()
         self._wake = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
@@ -166,9 +173,10 @@ class Runtime:
 
     async def _open_selected(self) -> None:
         if self.state.backend is Backend.FILE and Backend.FILE not in self._stores:
-            self._stores[Backend.FILE] = await FileStore.open(
+            store = await FileStore.open(
                 self.settings.data_dir / "graph", fsync=self.settings.fsync
             )
+            self._stores[Backend.FILE] = PublishingStore(store, self.events)
         if self.state.backend is Backend.NEO4J:
             await self._connect_neo4j()
 
@@ -190,7 +198,7 @@ class Runtime:
         except StoreUnavailableError as exc:
             logger.warning("neo4j not reachable: %s", exc.message)
             return False
-        self._stores[Backend.NEO4J] = store
+        self._stores[Backend.NEO4J] = PublishingStore(store, self.events)
         logger.info("connected to neo4j")
         return True
 

@@ -16,7 +16,23 @@ NEO4J_USER      Neo4j user                       neo4j
 NEO4J_PASSWORD  Neo4j password                   (none)
 LOG_LEVEL       logging level                    INFO
 FSYNC           1 = fsync before acknowledging   1
+LOG_FORMAT      text | json (JSON lines)         text
 ==============  ===============================  =============================
+
+Request limits (SPEC §8), same prefix. Body size, depth, aliases and tokens are checked before
+anything runs; a query's root field still running when the time budget is spent answers
+``QueryLimitExceeded`` (mutations are never cut short: a write is not abandoned halfway):
+
+=====================  ========================================  ==========================
+name                   meaning                                   default
+=====================  ========================================  ==========================
+MAX_DEPTH              deepest selection nesting                 12
+MAX_ALIASES            aliases in one document                   30
+MAX_TOKENS             lexical tokens in one document            4000
+MAX_BODY_BYTES         largest HTTP request body (else 413)      4194304 (4 MiB)
+QUERY_TIMEOUT_SECONDS  time budget of a query's root fields      10
+INTROSPECTION          0 = refuse introspection queries          1
+=====================  ========================================  ==========================
 
 A backend choice or Neo4j connection saved at runtime (``configureMemoryGraph``) in the data
 directory takes precedence over these defaults on the next start.
@@ -25,6 +41,7 @@ directory takes precedence over these defaults on the next start.
 from __future__ import annotations
 
 import ipaddress
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -61,6 +78,16 @@ class Settings:
     link_wait_seconds: float = 3.0
     neo4j_timeout: float = 3.0
     reconnect_seconds: float = 2.0
+    max_depth: int = 12
+    max_aliases: int = 30
+    max_tokens: int = 4000
+    max_body_bytes: int = 4 * 1024 * 1024
+    query_timeout_seconds: float = 10.0
+    introspection: bool = True
+    log_format: str = "text"
+    # "otlp" or "console" when OpenTelemetry tracing is configured (the standard OTEL_* names:
+    # OTEL_EXPORTER_OTLP[_TRACES]_ENDPOINT, or OTEL_TRACES_EXPORTER=console), else None.
+    otel_exporter: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -86,6 +113,20 @@ class Settings:
             neo4j_password=get("NEO4J_PASSWORD"),
             log_level=(get("LOG_LEVEL") or defaults.log_level).upper(),
             fsync=(get("FSYNC") or "1") not in {"0", "false", "no"},
+            max_depth=_positive_int("MAX_DEPTH", get("MAX_DEPTH"), defaults.max_depth),
+            max_aliases=_positive_int("MAX_ALIASES", get("MAX_ALIASES"), defaults.max_aliases),
+            max_tokens=_positive_int("MAX_TOKENS", get("MAX_TOKENS"), defaults.max_tokens),
+            max_body_bytes=_positive_int(
+                "MAX_BODY_BYTES", get("MAX_BODY_BYTES"), defaults.max_body_bytes
+            ),
+            query_timeout_seconds=_seconds(
+                "QUERY_TIMEOUT_SECONDS",
+                get("QUERY_TIMEOUT_SECONDS"),
+                defaults.query_timeout_seconds,
+            ),
+            introspection=(get("INTROSPECTION") or "1") not in {"0", "false", "no"},
+            log_format=_log_format(get("LOG_FORMAT")),
+            otel_exporter=_otel_exporter(environ),
         )
 
     @property
@@ -124,9 +165,48 @@ def _port(value: str | None, default: int) -> int:
     return int(value)
 
 
+def _positive_int(name: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    if not value.isdigit() or int(value) < 1:
+        raise SettingsError(f"{PREFIX}{name} must be a whole number of 1 or more, got {value!r}")
+    return int(value)
+
+
+def _seconds(name: str, value: str | None, default: float) -> float:
+    if value is None:
+        return default
+    try:
+        seconds = float(value)
+    except ValueError:
+        seconds = math.nan
+    if not 0 < seconds < math.inf:
+        raise SettingsError(f"{PREFIX}{name} must be a positive number of seconds, got {value!r}")
+    return seconds
+
+
 def _backend(value: str | None) -> Backend:
     if value is None or value.lower() in {"file", "local"}:
         return Backend.FILE
     if value.lower() == "neo4j":
         return Backend.NEO4J
     raise SettingsError(f"{PREFIX}BACKEND must be file or neo4j, got {value!r}")
+
+
+def _log_format(value: str | None) -> str:
+    if value is None or value.lower() in {"text", "json"}:
+        return (value or "text").lower()
+    raise SettingsError(f"{PREFIX}LOG_FORMAT must be text or json, got {value!r}")
+
+
+def _otel_exporter(environ: Mapping[str, str]) -> str | None:
+    """Tracing is on only when the standard OpenTelemetry variables ask for an exporter."""
+    if environ.get("OTEL_SDK_DISABLED", "").strip().lower() == "true":
+        return None
+    exporter = environ.get("OTEL_TRACES_EXPORTER", "").strip().lower()
+    if exporter == "none":
+        return None
+    if exporter == "console":
+        return "console"
+    endpoints = ("OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    return "otlp" if any(environ.get(name, "").strip() for name in endpoints) else None

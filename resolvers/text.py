@@ -106,7 +106,11 @@ _DEFAULT_PORTS = {"https": "443", "http": "80"}
 
 
 def normalize_link(raw: str) -> str:
-    """The canonical form of a Paper link; ``""`` when nothing is left."""
+    """The canonical form of a Paper link; ``""`` when nothing is left.
+
+    A link that is not a URL at all (``urlsplit`` refuses it, e.g. an unclosed ``[``) is kept as
+    written: it can still be stored and looked up, it just has no other spelling.
+    """
     link = raw.strip()
     if not link:
         return ""
@@ -115,7 +119,10 @@ def normalize_link(raw: str) -> str:
         return f"https://doi.org/{doi.lower()}" if doi else ""
     if "://" not in link:
         link = "https://" + link.lstrip("/")
-    parts = urlsplit(link)
+    try:
+        parts = urlsplit(link)
+    except ValueError:
+        return link
     scheme = parts.scheme.lower()
     original_scheme = scheme
     if scheme == "http":

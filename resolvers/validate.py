@@ -18,6 +18,8 @@ MAX_TEXT_LENGTH = 200_000
 MAX_LIST_LENGTH = 10_000
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+# A surrogate code point in a str is half of a UTF-16 pair: it cannot be stored as UTF-8.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 _ID_FIELDS = re.compile(r"(^|_)(id|ids|hash|alias|version)$")
 
 # Fields that may never be empty (whitespace counts as empty).
@@ -84,8 +86,21 @@ def check_text(name: str, value: str, path: str) -> None:
         raise InvalidInputError(path, "must not be empty")
     if len(value) > limit:
         raise InvalidInputError(path, f"at most {limit} characters")
-    if _CONTROL.search(value) or (identifier and ("\n" in value or "\r" in value)):
+    check_characters(value, path, single_line=identifier)
+
+
+def check_characters(value: str, path: str, *, single_line: bool = False) -> None:
+    """Refuse text that is not valid Unicode or holds control characters (tab, newline and
+    carriage return are allowed unless ``single_line``)."""
+    check_unicode(value, path)
+    if _CONTROL.search(value) or (single_line and ("\n" in value or "\r" in value)):
         raise InvalidInputError(path, "contains control characters")
+
+
+def check_unicode(value: str, path: str) -> None:
+    """Refuse text that cannot be stored as UTF-8 (a lone surrogate, e.g. from a JSON escape)."""
+    if _SURROGATE.search(value):
+        raise InvalidInputError(path, "is not valid Unicode (a lone surrogate)")
 
 
 def _check_number(name: str, value: int, path: str) -> None:

@@ -85,6 +85,16 @@ def test_serve_without_a_token_says_it_is_loopback_only(
     assert "serving on loopback only" in caplog.text
 
 
+def test_serve_bounds_a_websocket_message_like_a_request_body(
+    uvicorn_calls: list[dict[str, Any]], settings: Settings, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inject(monkeypatch, Settings(data_dir=settings.data_dir, max_body_bytes=2048))
+
+    cli.main(["serve"])
+
+    assert [call["ws_max_size"] for call in uvicorn_calls] == [2048]
+
+
 def test_a_bad_setting_exits_2_with_its_name(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

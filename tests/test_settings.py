@@ -112,3 +112,39 @@ def test_a_read_token_without_an_internal_token_is_refused() -> None:
 
     with pytest.raises(SettingsError, match="INTERNAL_TOKEN"):
         Settings.from_env(environ)
+
+
+def test_the_limits_default_to_values_the_playground_fits_in() -> None:
+    settings = Settings.from_env({})
+
+    assert (settings.max_depth, settings.max_aliases, settings.max_tokens) == (12, 30, 4000)
+    assert settings.max_body_bytes == 4 * 1024 * 1024
+    assert (settings.query_timeout_seconds, settings.introspection) == (10.0, True)
+
+
+def test_every_limit_is_read() -> None:
+    settings = from_env(
+        MAX_DEPTH="5",
+        MAX_ALIASES="6",
+        MAX_TOKENS="700",
+        MAX_BODY_BYTES="8000",
+        QUERY_TIMEOUT_SECONDS="2.5",
+        INTROSPECTION="0",
+    )
+
+    assert (settings.max_depth, settings.max_aliases, settings.max_tokens) == (5, 6, 700)
+    assert (settings.max_body_bytes, settings.query_timeout_seconds) == (8000, 2.5)
+    assert settings.introspection is False
+
+
+@pytest.mark.parametrize("name", ["MAX_DEPTH", "MAX_ALIASES", "MAX_TOKENS", "MAX_BODY_BYTES"])
+@pytest.mark.parametrize("value", ["0", "-3", "1.5", "many"])
+def test_a_limit_must_be_a_whole_number_of_1_or_more(name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}{name} .*{value!r}"):
+        from_env(**{name: value})
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
+def test_the_query_timeout_must_be_a_positive_number_of_seconds(value: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}QUERY_TIMEOUT_SECONDS"):
+        from_env(QUERY_TIMEOUT_SECONDS=value)

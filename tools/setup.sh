@@ -13,3 +13,5 @@ if [ "${1:-}" = "dev" ]; then
 fi
 .venv/bin/python -m pip install --quiet --upgrade pip >/dev/null
 .venv/bin/python -m pip install --quiet -e ".${extras}"
+# npm packages and the offline GraphiQL files (with npm); with `dev`, the codegen venv too.
+bash tools/setup-clients.sh "${1:-}"

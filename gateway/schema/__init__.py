@@ -2,43 +2,32 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import (
-    MaxAliasesLimiter,
-    MaxTokensLimiter,
-    ParserCache,
-    QueryDepthLimiter,
-    SchemaExtension,
-    ValidationCache,
-)
+from strawberry.extensions import SchemaExtension, ValidationCache
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from gateway.schema.errors import DomainErrorsExtension, MaskUnexpectedErrors
+from gateway.schema.exports import ExportQuery
+from gateway.schema.limits import Limits as Limits  # re-exported for create_app
+from gateway.schema.limits import limit_extensions
 from gateway.schema.memory import MEMORY_TYPES, MemoryMutation, MemoryQuery
+from gateway.schema.federation import GatewaySchema
 from gateway.schema.mutations import GraphMutation
 from gateway.schema.nodes import NODE_TYPES
 from gateway.schema.queries import GraphQuery
+from gateway.schema.subscriptions import GraphSubscription
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-Query = merge_types("Query", (GraphQuery, MemoryQuery))
+    from gateway.schema.observability import Observer
+
+Query = merge_types("Query", (GraphQuery, MemoryQuery, ExportQuery))
 Mutation = merge_types("Mutation", (GraphMutation, MemoryMutation))
-
-
-@dataclass(frozen=True, slots=True)
-class Limits:
-    """Request limits (SPEC §8); the defaults suit the playground and typed clients."""
-
-    max_depth: int = 12
-    max_aliases: int = 30
-    max_tokens: int = 4000
 
 
 class ReadOnlyGuard(SchemaExtension):
@@ -61,23 +50,26 @@ class ReadOnlyGuard(SchemaExtension):
         yield
 
 
-def build_schema(limits: Limits | None = None) -> strawberry.Schema:
+def build_schema(
+    limits: Limits | None = None, observer: Observer | None = None
+) -> strawberry.Schema:
     limits = limits or Limits()
-    return strawberry.federation.Schema(
+    observed = [observer.extension] if observer is not None else []
+    return GatewaySchema(
         query=Query,
         mutation=Mutation,
+        subscription=GraphSubscription,
         types=[*NODE_TYPES.values(), *MEMORY_TYPES],
         extensions=[
             # Factories: a fresh extension per request; the parse and validation caches
-            # behind ParserCache/ValidationCache are shared per size.
-            lambda: ParserCache(maxsize=256),
+            # behind CachedParse/ValidationCache are shared.
+            *limit_extensions(limits),
             lambda: ValidationCache(maxsize=256),
-            lambda: QueryDepthLimiter(max_depth=limits.max_depth),
-            lambda: MaxAliasesLimiter(max_alias_count=limits.max_aliases),
-            lambda: MaxTokensLimiter(max_token_count=limits.max_tokens),
             ReadOnlyGuard,
-            DomainErrorsExtension,
+            lambda: DomainErrorsExtension(time_budget=limits.query_timeout_seconds),
             MaskUnexpectedErrors,
+            # Last: its resolve hook wraps DomainErrorsExtension's (see observability.py).
+            *observed,
         ],
     )
 

@@ -20,6 +20,8 @@ class GraphContext:
     runtime: Runtime
     can_write: bool = True
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # Set by strawberry from a WebSocket's connection_init payload (it holds the token).
+    connection_params: dict[str, object] | None = field(default=None, repr=False)
 
     @property
     def store(self) -> GraphStore:
@@ -33,3 +35,7 @@ class GraphContext:
     @cached_property
     def loaders(self) -> Loaders:
         return Loaders(self.store)
+
+    def fresh_loaders(self) -> None:
+        """Forget cached loads: a WebSocket connection keeps one context for all its events."""
+        self.__dict__.pop("loaders", None)

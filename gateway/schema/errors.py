@@ -8,15 +8,23 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 import uuid
 from enum import Enum
 from typing import Any, TYPE_CHECKING
 
 import strawberry
-from graphql import GraphQLError, GraphQLResolveInfo
+from graphql import (
+    GraphQLError,
+    GraphQLResolveInfo,
+    GraphQLUnionType,
+    OperationType,
+    get_nullable_type,
+)
 from strawberry.extensions import SchemaExtension
 
+from gateway.schema.secrets import redact, secret_values
 from resolvers.errors import (
     DeclareRejectedError,
     DomainError,
@@ -30,7 +38,7 @@ from resolvers.errors import (
 from resolvers.records import Backend as DomainBackend
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Awaitable, Callable, Iterator
 
 logger = logging.getLogger(__name__)
 
@@ -165,7 +173,23 @@ _CONVERTERS: list[tuple[type[DomainError], Callable[[Any], Error]]] = [
 
 
 class DomainErrorsExtension(SchemaExtension):
-    """Turns a ``DomainError`` raised under a root field into that field's union member."""
+    """Turns a ``DomainError`` raised under a root field into that field's union member.
+
+    The root fields of a query share a time budget of ``time_budget`` seconds from the start of
+    execution; one still running when it is spent is cancelled and answers
+    ``QueryLimitExceeded``. Mutations are never cut short: a write is not abandoned halfway. A
+    domain error whose member the field's union lacks stays a top-level error with its code.
+    """
+
+    def __init__(self, *, time_budget: float | None = None) -> None:
+        super().__init__()
+        self._time_budget = time_budget
+        self._deadline: float | None = None
+
+    def on_execute(self) -> Iterator[None]:
+        if self._time_budget is not None:
+            self._deadline = asyncio.get_running_loop().time() + self._time_budget
+        yield
 
     async def resolve(
         self,
@@ -176,12 +200,37 @@ class DomainErrorsExtension(SchemaExtension):
         **kwargs: Any,
     ) -> Any:
         result = _next(root, info, *args, **kwargs)
-        if info.path.prev is not None:
+        if info.path.prev is not None or not _is_awaitable(result):
             return await result if _is_awaitable(result) else result
         try:
-            return await result if _is_awaitable(result) else result
+            if self._deadline is None or info.operation.operation is not OperationType.QUERY:
+                return await result
+            return await _within(result, self._deadline)
         except DomainError as exc:
-            return to_graphql(exc)
+            member = to_graphql(exc)
+            if not _is_member(member, info):
+                raise
+            return member
+
+
+async def _within(result: Awaitable[Any], deadline: float) -> Any:
+    budget = asyncio.timeout_at(deadline)
+    try:
+        async with budget:
+            return await result
+    except TimeoutError as exc:
+        if not budget.expired():
+            raise
+        raise QueryLimitExceededError(
+            "The query ran out of its time budget; ask for less (a smaller `first`, fewer "
+            "fields or hops)."
+        ) from exc
+
+
+def _is_member(member: Error, info: GraphQLResolveInfo[Any]) -> bool:
+    union = get_nullable_type(info.return_type)
+    name = type(member).__strawberry_definition__.name  # type: ignore[attr-defined]
+    return isinstance(union, GraphQLUnionType) and any(t.name == name for t in union.types)
 
 
 def _is_awaitable(value: Any) -> bool:
@@ -196,7 +245,8 @@ class MaskUnexpectedErrors(SchemaExtension):
         result = self.execution_context.result
         if result is None or not result.errors:
             return
-        result.errors = [self._mask(error) for error in result.errors]
+        secrets = secret_values(self.execution_context)
+        result.errors = [redact(self._mask(error), secrets) for error in result.errors]
 
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
+from urllib.parse import urlsplit
 
 import strawberry
 
 from gateway.schema.errors import Backend
 from resolvers import events
-from resolvers.validate import check_text
+from resolvers.errors import InvalidInputError
+from resolvers.validate import check_text, check_unicode, validate_event
 
 
 @strawberry.input
@@ -223,9 +225,10 @@ class ObserveMcpSearchInput:
     parent_subagent_id: str | None = None
 
     def to_event(self) -> events.ToolCallObserved:
-        # Checked here so that an error names the field the client wrote (records[i].url).
-        for index, record in enumerate(self.records or ()):
-            check_text("link", record.url, f"input.records[{index}].url")
+        # Checked here so that an error names the field the client wrote, not the derived one
+        # (taskId and toolName are built from invocationId and source; records become products).
+        check_text("task_id", self.invocation_id, "input.invocationId")
+        check_text("source", self.source, "input.source")
         products = tuple(
             events.PaperProduct(
                 link=r.url,
@@ -239,6 +242,9 @@ class ObserveMcpSearchInput:
             )
             for r in self.records or ()
         )
+        for index, product in enumerate(products):
+            check_text("link", product.link, f"input.records[{index}].url")
+            validate_event(product, f"input.records[{index}]")
         return events.ToolCallObserved(
             session_id=self.session_id,
             task_id=f"subtask:mcp:{self.invocation_id}",
@@ -398,3 +404,30 @@ class MemoryGraphSettingsInput:
     neo4j_password: str | None = strawberry.field(
         default=None, description="Stored in the data directory; never returned or logged."
     )
+
+    def check(self) -> None:
+        """Refuse a connection that could never be opened, before anything is saved."""
+        if self.neo4j_uri is not None:
+            check_text("neo4j_uri", self.neo4j_uri, "input.neo4jUri")
+            if not _is_bolt_uri(self.neo4j_uri):
+                raise InvalidInputError(
+                    "input.neo4jUri",
+                    "must be a Bolt URI with a host, e.g. bolt://127.0.0.1:7687 "
+                    f"(schemes: {', '.join(sorted(NEO4J_SCHEMES))})",
+                )
+        if self.neo4j_user is not None:
+            check_text("neo4j_user", self.neo4j_user, "input.neo4jUser")
+        if self.neo4j_password is not None:
+            check_unicode(self.neo4j_password, "input.neo4jPassword")
+
+
+NEO4J_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
+
+
+def _is_bolt_uri(uri: str) -> bool:
+    try:
+        parts = urlsplit(uri.strip())
+        parts.port  # noqa: B018  (raises ValueError for a port out of range)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in NEO4J_SCHEMES and bool(parts.hostname)

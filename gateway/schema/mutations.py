@@ -151,6 +151,7 @@ class GraphMutation:
     async def configure_memory_graph(
         self, info: Ctx, input: MemoryGraphSettingsInput
     ) -> HealthResult:
+        input.check()
         report = await info.context.runtime.configure(
             enabled=input.enabled,
             backend=input.backend.to_domain() if input.backend else None,

@@ -22,6 +22,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
 
 from resolvers.errors import InvalidInputError
+from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -264,6 +265,7 @@ def _optional(value: str | None, field: str, limit: int) -> str | None:
 def _bounded(text: str, field: str, limit: int) -> str:
     if len(text) > limit:
         raise InvalidInputError(field, f"must be at most {limit} characters")
+    check_unicode(text, field)
     return text
 
 

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import hmac
 from typing import TYPE_CHECKING
 
 import pytest
 
+from gateway import app as app_module
+from gateway.app import READ, WRITE, Access
+from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
 
 if TYPE_CHECKING:
@@ -61,3 +65,28 @@ def test_without_a_configured_token_graphql_is_open(open_client: TestClient) -> 
 
     assert response.status_code == 200
     assert response.json() == {"data": {"configureMemoryGraph": {"__typename": "Health"}}}
+
+
+@pytest.mark.parametrize(
+    ("presented", "grant"),
+    [(INTERNAL_TOKEN, WRITE), (READ_TOKEN, READ), ("x", None), (INTERNAL_TOKEN + "x", None)],
+    ids=["internal", "read", "short", "longer"],
+)
+def test_tokens_are_compared_in_constant_time(
+    monkeypatch: pytest.MonkeyPatch, presented: str, grant: str | None
+) -> None:
+    compared: list[tuple[bytes, bytes]] = []
+    real = hmac.compare_digest
+
+    def compare_digest(a: bytes, b: bytes) -> bool:
+        compared.append((a, b))
+        return real(a, b)
+
+    monkeypatch.setattr(app_module.hmac, "compare_digest", compare_digest)
+    access = Access(Settings(internal_token=INTERNAL_TOKEN, read_token=READ_TOKEN))
+
+    granted = access.grant(f"Bearer {presented}")
+
+    assert granted == grant
+    assert compared, "the token was not compared with hmac.compare_digest"
+    assert all(supplied == presented.encode() for supplied, _ in compared)

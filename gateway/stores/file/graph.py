@@ -258,7 +258,8 @@ class MemoryGraph:
                 else self._by_type.get(edge_type, {})
             )
             total += len(keys)
-            pairs.append(((edge_type, key) for key in reversed(keys)))
+            # zip binds edge_type now; a generator expression would read it after the loop.
+            pairs.append(zip(itertools.repeat(edge_type), reversed(keys), strict=False))
         live = (
             edge
             for edge_type, (source, target) in itertools.chain(*pairs)

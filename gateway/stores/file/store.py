@@ -299,15 +299,16 @@ class FileStore(_Reads):
             tx = _FileTransaction(self._graph)
             try:
                 yield tx
+                # Encoded before the lock is released: a change that cannot be logged (text
+                # that is not valid Unicode) is rolled back, never left in memory only.
+                payload = encode({"at": utc_now().isoformat(), "ops": tx.ops}) if tx.ops else b""
             except BaseException:
                 tx.rollback()
                 raise
-            if not tx.ops:
+            if not payload:
                 return
             # Started under the lock so records reach the log in commit order.
-            durable = asyncio.ensure_future(
-                self._log.append(encode({"at": utc_now().isoformat(), "ops": tx.ops}))
-            )
+            durable = asyncio.ensure_future(self._log.append(payload))
             self._in_flight.add(durable)
             durable.add_done_callback(self._in_flight.discard)
             self._ops_since_snapshot += len(tx.ops)

@@ -35,7 +35,7 @@ _INT64 = 2**63
 
 def node_properties(node: NodeRecord) -> dict[str, Any]:
     """The property map stored for ``node`` (without ``_sm_order``)."""
-    values, encoded = _encode(node.props)
+    values, encoded = _encode(node.props, RECORD_FIELDS)
     values |= {
         "id": node.id,
         "key": node.key,
@@ -58,7 +58,7 @@ def node_properties(node: NodeRecord) -> dict[str, Any]:
 
 def edge_properties(edge: EdgeRecord) -> dict[str, Any]:
     """The property map stored on the relationship of ``edge`` (without internal helpers)."""
-    values, encoded = _encode(edge.props)
+    values, encoded = _encode(edge.props, frozenset())
     if encoded:
         values["_sm_json"] = encoded
     return values
@@ -100,15 +100,15 @@ def to_parked(edge_type: str, source: str, target: str, props: str) -> EdgeRecor
     return EdgeRecord(EdgeType(edge_type), source, target, json.loads(props))
 
 
-def check_props(props: Mapping[str, Any]) -> None:
-    """Refuse property names that would collide with the stored record fields."""
+def check_props(props: Mapping[str, Any], reserved: frozenset[str]) -> None:
+    """Refuse property names that would collide with stored fields or internal helpers."""
     for name in props:
-        if name in RECORD_FIELDS or name.startswith(INTERNAL_PREFIX):
+        if name in reserved or name.startswith(INTERNAL_PREFIX):
             raise ValueError(f"reserved property name: {name!r}")
 
 
-def _encode(props: Mapping[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    check_props(props)
+def _encode(props: Mapping[str, Any], reserved: frozenset[str]) -> tuple[dict[str, Any], list[str]]:
+    check_props(props, reserved)
     values: dict[str, Any] = {}
     encoded: list[str] = []
     for name, value in props.items():

@@ -2,7 +2,8 @@
 
 Every statement is named and uses ``IF NOT EXISTS``; ``ensure_schema`` first reads the names
 that exist (two cheap ``SHOW`` statements), creates only what is missing and then waits until
-the new indexes are online (the fulltext index answers queries only once it is online).
+the new indexes are online (the fulltext index answers queries only once it is online; on a
+large store the wait may end first, and search fails until the index is populated).
 
 * per label: ``id`` unique (the port addresses nodes by global id), the domain ``key`` unique
   (a Paper's ``(session_id, key)``, plus a plain ``key`` index for cross-session lookups),
@@ -18,10 +19,15 @@ the new indexes are online (the fulltext index answers queries only once it is o
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, LiteralString
 
+from neo4j.exceptions import ClientError
+
 from gateway.stores.neo4j.cypher import EDGE_TYPES, LABELS, STEP_LABELS
+
+logger = logging.getLogger(__name__)
 
 Run = Callable[[LiteralString], Awaitable[list[dict[str, Any]]]]
 
@@ -111,5 +117,9 @@ async def ensure_schema(run: Run) -> list[str]:
         if name not in existing:
             await run(statement)
     if created:
-        await run(AWAIT_INDEXES)
+        try:
+            await run(AWAIT_INDEXES)
+        except ClientError as exc:
+            # A large store populates new indexes for longer; they serve once online.
+            logger.warning("new Neo4j indexes are still populating: %s", exc.message)
     return created

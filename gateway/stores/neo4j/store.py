@@ -12,6 +12,10 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``.
 
+Nodes are addressed by global id, ``<Label>:<key>`` (``resolvers.records.node_id``): the
+label is read from the id, so ``put_node`` refuses an id whose prefix is not its label, and an
+id without a label prefix names no node.
+
 Guarantees and costs: every ``transaction()`` is one explicit Neo4j transaction, committed on
 a clean exit (durable when the block returns) and rolled back on an exception; a primitive
 is one round trip, frontiers (``get_nodes``, ``expand``, ``edges_among``) go in one
@@ -23,9 +27,13 @@ session's nodes (indexed) and filters their tokens; cross-session search takes p
 candidates from the ``sm_search`` fulltext index, then filters them exactly, so its cost
 follows the number of candidates rather than the store size.
 
-Failures: every driver error, socket error and client-side timeout becomes
-``StoreUnavailableError("neo4j")`` in ``_driver_errors`` (a server-side transaction timeout
-becomes ``QueryLimitExceededError``); the password never appears in a message.
+Failures are mapped in ``_driver_errors`` only: every driver, socket and connectivity error,
+transient server error (deadlock, lock timeout), rejected credential and client-side timeout
+becomes ``StoreUnavailableError("neo4j")``; a server-side transaction timeout becomes
+``QueryLimitExceededError``; a uniqueness violation (a domain key already taken by a node with
+another id) becomes ``StoreWriteError``. The password never appears in a message. Every
+round trip is bounded by ``query_timeout + connection_timeout`` on the client, a transaction
+by ``6 * query_timeout`` on the server.
 """
 
 from __future__ import annotations
@@ -37,41 +45,38 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 import neo4j
-from neo4j import AsyncGraphDatabase, Query, RoutingControl
+from neo4j import AsyncGraphDatabase, Query
 from neo4j.exceptions import DriverError, Neo4jError
 
 from gateway.stores.neo4j import cypher
+from gateway.stores.neo4j.reads import Reads, label_of
 from gateway.stores.neo4j.records import (
-    chain_pos,
-    chain_scope,
     edge_properties,
     node_properties,
     parked_props,
-    to_edge,
-    to_node,
     to_parked,
 )
 from gateway.stores.neo4j.schema import ensure_schema
 from resolvers.errors import QueryLimitExceededError, StoreUnavailableError, StoreWriteError
 from resolvers.records import (
     Backend,
-    Direction,
     EdgeRecord,
     EdgeType,
-    Label,
     NodeRecord,
-    Page,
-    split_node_id,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator
 
-    from resolvers.store import ChainPosition, GraphTransaction
 
 BACKEND: Final = Backend.NEO4J.value
-LUCENE_MAX_TERM: Final = 255  # the whitespace analyzer cuts longer tokens into pieces
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
+_UNAVAILABLE_CODES: Final = (
+    "Neo.TransientError.",  # deadlocks, lock timeouts, leader switches, database unavailable
+    "Neo.ClientError.Security.",  # credentials rejected, expired or not allowed
+    "Neo.ClientError.Cluster.",
+    "Neo.ClientError.Database.",  # e.g. the configured database does not exist
+)
 
 
 @asynccontextmanager
@@ -93,10 +98,8 @@ async def _driver_errors(
             # MERGE on ``id`` makes duplicates converge; this is a record whose domain key
             # is already taken by a node with another id: a write the store must refuse.
             raise StoreWriteError(f"Refused by a Neo4j constraint: {exc.message}") from exc
-        if not isinstance(exc, neo4j.exceptions.TransientError | neo4j.exceptions.AuthError) and (
-            not code.startswith(("Neo.ClientError.Cluster.", "Neo.ClientError.Database."))
-        ):
-            raise
+        if not code.startswith(_UNAVAILABLE_CODES):
+            raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer
         raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
     except mapped as exc:
         raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
@@ -108,16 +111,7 @@ def _detail(exc: BaseException, secret: str | None) -> str:
         text = "The server did not answer in time."
     if secret:
         text = text.replace(secret, "***")
-    return text[:500]
-
-
-def _row(node_id: str, index: int = 0) -> dict[str, Any]:
-    parsed = split_node_id(node_id)
-    return {"i": index, "id": node_id, "label": parsed[0].value if parsed else "*"}
-
-
-def _label_names(labels: Sequence[Label] | None) -> list[str] | None:
-    return None if labels is None else [label.value for label in labels]
+    return " ".join(text.split())[:300]
 
 
 class _Clock:
@@ -131,164 +125,7 @@ class _Clock:
         return self._last
 
 
-class _Reads:
-    """The read primitives, on the store (auto-commit reads) and in a transaction."""
-
-    async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
-        raise NotImplementedError
-
-    async def _nodes(self, query: LiteralString, **params: Any) -> list[NodeRecord]:
-        return [to_node(record["node"]) for record in await self._fetch(query, **params)]
-
-    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
-        found: list[NodeRecord | None] = [None] * len(ids)
-        if ids:
-            rows = [_row(node_id, index) for index, node_id in enumerate(ids)]
-            for record in await self._fetch(cypher.GET_NODES, rows=rows):
-                found[record["i"]] = to_node(record["node"])
-        return found
-
-    async def nodes_by_key(
-        self,
-        key: str,
-        *,
-        labels: Sequence[Label] | None = None,
-        session_id: str | None = None,
-    ) -> list[NodeRecord]:
-        return await self._nodes(
-            cypher.NODES_BY_KEY, key=key, labels=_label_names(labels), session=session_id
-        )
-
-    async def artifact_versions(
-        self, artifact_id: str, *, session_id: str | None = None
-    ) -> list[NodeRecord]:
-        return await self._nodes(
-            cypher.ARTIFACT_VERSIONS, artifact_id=artifact_id, session=session_id
-        )
-
-    async def expand(
-        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
-    ) -> list[EdgeRecord]:
-        if not ids:
-            return []
-        rows = [_row(node_id, index) for index, node_id in enumerate(ids)]
-        return self._edges(await self._fetch(cypher.EXPAND[edge_type, direction], rows=rows))
-
-    async def edges_among(
-        self, ids: Sequence[str], types: Sequence[EdgeType] | None = None
-    ) -> list[EdgeRecord]:
-        if not ids:
-            return []
-        rows = [_row(node_id) for node_id in dict.fromkeys(ids)]
-        names = None if types is None else [edge_type.value for edge_type in types]
-        return self._edges(await self._fetch(cypher.EDGES_AMONG, rows=rows, types=names))
-
-    @staticmethod
-    def _edges(records: list[neo4j.Record]) -> list[EdgeRecord]:
-        return [
-            to_edge(record["type"], record["source"], record["target"], record["props"])
-            for record in records
-        ]
-
-    async def list_nodes(
-        self,
-        *,
-        labels: Sequence[Label] | None = None,
-        session_id: str | None = None,
-        limit: int,
-        offset: int = 0,
-    ) -> Page[NodeRecord]:
-        query = cypher.LIST_LABEL_NODES
-        if session_id is not None or labels is None:
-            query = cypher.LIST_SESSION_NODES
-        (record,) = await self._fetch(
-            query,
-            labels=_label_names(labels),
-            session=session_id or "",
-            offset=offset,
-            limit=limit,
-            end=offset + limit,
-        )
-        items = [to_node(value) for value in record["nodes"]]
-        total = int(record["total"])
-        return Page(items, total, offset + len(items) < total)
-
-    async def list_edges(
-        self,
-        types: Sequence[EdgeType],
-        *,
-        session_id: str | None = None,
-        limit: int,
-        offset: int = 0,
-    ) -> Page[EdgeRecord]:
-        query = cypher.LIST_TYPE_EDGES if session_id is None else cypher.LIST_SESSION_EDGES
-        (record,) = await self._fetch(
-            query,
-            types=[edge_type.value for edge_type in types],
-            session=session_id,
-            offset=offset,
-            limit=limit,
-            end=offset + limit,
-        )
-        items = [
-            to_edge(value["type"], value["source"], value["target"], value["props"])
-            for value in record["edges"]
-        ]
-        total = int(record["total"])
-        return Page(items, total, offset + len(items) < total)
-
-    async def session_node_ids(self, session_id: str) -> list[str]:
-        records = await self._fetch(cypher.SESSION_NODE_IDS, session=session_id)
-        return [record["id"] for record in records]
-
-    async def project_artifacts(self, project_id: str) -> list[NodeRecord]:
-        return await self._nodes(cypher.PROJECT_ARTIFACTS, project=project_id)
-
-    async def chain_members(self, session_id: str, scope_key: str | None) -> list[NodeRecord]:
-        return await self._nodes(
-            cypher.CHAIN_MEMBERS, session=session_id, scope=chain_scope(scope_key)
-        )
-
-    async def chain_neighbours(
-        self, session_id: str, scope_key: str | None, position: ChainPosition
-    ) -> tuple[NodeRecord | None, NodeRecord | None]:
-        records = await self._fetch(
-            cypher.CHAIN_NEIGHBOURS,
-            session=session_id,
-            scope=chain_scope(scope_key),
-            pos=chain_pos(position),
-        )
-        sides = {record["side"]: to_node(record["node"]) for record in records}
-        return sides.get("before"), sides.get("after")
-
-    async def search(
-        self,
-        terms: Sequence[str],
-        *,
-        session_id: str | None = None,
-        labels: Sequence[Label] | None = None,
-        require_all: bool = False,
-    ) -> list[NodeRecord]:
-        wanted = list(dict.fromkeys(terms))
-        # Tokens hold word characters only: a term with any other character matches nothing.
-        possible = [term for term in wanted if term.isalnum() or not term]
-        if not possible or (require_all and len(possible) < len(wanted)):
-            return []
-        params: dict[str, Any] = {
-            "terms": possible,
-            "needed": len(possible) if require_all else 1,
-            "labels": _label_names(labels),
-        }
-        if session_id is not None:
-            return await self._nodes(cypher.SEARCH_SESSION, session=session_id, **params)
-        if all(0 < len(term) <= LUCENE_MAX_TERM for term in possible):
-            joiner = " AND " if require_all else " OR "
-            lucene = joiner.join(f"{term}*" for term in possible)
-            return await self._nodes(cypher.SEARCH_FULLTEXT, lucene=lucene, **params)
-        return await self._nodes(cypher.SEARCH_SCAN, **params)
-
-
-class _Neo4jTransaction(_Reads):
+class _Neo4jTransaction(Reads):
     """One explicit Neo4j transaction; its reads see its own writes."""
 
     def __init__(self, tx: neo4j.AsyncTransaction, store: Neo4jStore) -> None:
@@ -301,6 +138,8 @@ class _Neo4jTransaction(_Reads):
             return [record async for record in result]
 
     async def put_node(self, node: NodeRecord) -> None:
+        if label_of(node.id) is not node.label:
+            raise ValueError(f"a node id must be <Label>:<key> of its label: {node.id!r}")
         await self._fetch(
             cypher.PUT_NODE[node.label],
             id=node.id,
@@ -309,25 +148,33 @@ class _Neo4jTransaction(_Reads):
         )
 
     async def delete_node(self, node_id: str) -> bool:
-        (record,) = await self._fetch(cypher.DELETE_NODE, row=_row(node_id))
+        label = label_of(node_id)
+        if label is None:
+            return False
+        (record,) = await self._fetch(cypher.DELETE_NODE[label], id=node_id)
         return int(record["deleted"]) > 0
 
     async def put_edge(self, edge: EdgeRecord) -> bool:
-        records = await self._fetch(
-            cypher.PUT_EDGE[edge.type],
-            source=_row(edge.source),
-            target=_row(edge.target),
-            props=edge_properties(edge),
-            order=self._store._clock(),
-        )
+        source, target = label_of(edge.source), label_of(edge.target)
+        records = []
+        if source is not None and target is not None:
+            records = await self._fetch(
+                cypher.put_edge(source, edge.type, target),
+                source=edge.source,
+                target=edge.target,
+                props=edge_properties(edge),
+                order=self._store._clock(),
+            )
         if not records:
             raise ValueError(f"edge endpoint missing: {edge.identity}")
         return bool(records[0]["created"])
 
     async def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> bool:
-        (record,) = await self._fetch(
-            cypher.DELETE_EDGE[edge_type], source=_row(source), target=_row(target)
-        )
+        source_label, target_label = label_of(source), label_of(target)
+        if source_label is None or target_label is None:
+            return False
+        query = cypher.delete_edge(source_label, edge_type, target_label)
+        (record,) = await self._fetch(query, source=source, target=target)
         return int(record["deleted"]) > 0
 
     async def next_seq(self, session_id: str) -> int:
@@ -353,7 +200,7 @@ class _Neo4jTransaction(_Reads):
         ]
 
 
-class Neo4jStore(_Reads):
+class Neo4jStore(Reads):
     """The Neo4j backend. Use ``await Neo4jStore.open(uri, user, password)``."""
 
     backend = Backend.NEO4J
@@ -421,21 +268,27 @@ class Neo4jStore(_Reads):
         return _driver_errors(self._secret, limit)
 
     async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
-        self._check_open()
-        async with self._errors():
-            result = await self._driver.execute_query(
-                Query(query, timeout=self._query_timeout),
-                params,
-                routing_=RoutingControl.READ,
-                database_=self._database,
-            )
-        return result.records
+        return await self._auto_commit(query, params, neo4j.READ_ACCESS, self._query_timeout)
 
     async def _write(self, query: LiteralString, seconds: float) -> list[dict[str, Any]]:
+        records = await self._auto_commit(query, {}, neo4j.WRITE_ACCESS, seconds)
+        return [record.data() for record in records]
+
+    async def _auto_commit(
+        self, query: LiteralString, params: dict[str, Any], access: str, seconds: float
+    ) -> list[neo4j.Record]:
+        """One auto-commit statement (reads are not retried: a dead server fails fast)."""
         self._check_open()
-        async with self._errors(seconds):
-            result = await self._driver.execute_query(query, database_=self._database)
-        return [record.data() for record in result.records]
+        async with (
+            self._errors(seconds + self._connection_timeout),
+            self._driver.session(
+                database=self._database,
+                default_access_mode=access,
+                bookmark_manager=self._driver.execute_query_bookmark_manager,
+            ) as session,
+        ):
+            result = await session.run(Query(query, timeout=seconds), params)
+            return [record async for record in result]
 
     async def ensure_schema(self) -> list[str]:
         """Create the missing constraints and indexes (idempotent; run on every connect).
@@ -443,7 +296,7 @@ class Neo4jStore(_Reads):
         return await ensure_schema(lambda query: self._write(query, self._query_timeout * 10))
 
     @asynccontextmanager
-    async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
+    async def transaction(self, session_id: str | None = None) -> AsyncIterator[_Neo4jTransaction]:
         self._check_open()
         session = self._driver.session(
             database=self._database,
@@ -484,17 +337,17 @@ class Neo4jStore(_Reads):
             tx.cancel()
 
     async def ping(self) -> None:
-        self._check_open()
-        async with self._errors(self._connection_timeout):
-            await self._driver.execute_query(
-                Query(cypher.PING, timeout=self._connection_timeout),
-                database_=self._database,
-                routing_=RoutingControl.READ,
-            )
+        await self._auto_commit(cypher.PING, {}, neo4j.READ_ACCESS, self._connection_timeout)
 
     async def count_nodes(self) -> int:
         (record,) = await self._fetch(cypher.COUNT_NODES)
         return int(record["total"])
+
+    async def raise_seq(self, session_id: str, value: int) -> None:
+        """Raise the session's arrival counter to at least ``value`` (migration support:
+        copying a counter twice, or after newer writes, never lowers it)."""
+        async with self.transaction(session_id) as tx:
+            await tx._fetch(cypher.RAISE_SEQ, session=session_id, value=value)
 
     async def wipe(self) -> None:
         """Delete every node, edge, counter and parked edge; keep the schema.

@@ -118,3 +118,8 @@ async def test_ping_answers_and_a_closed_store_is_unavailable(connection: dict[s
         await store.ping()
     with pytest.raises(StoreUnavailableError):
         await store.get_nodes(["Task:x"])
+
+
+async def test_an_invalid_uri_is_unavailable_not_a_crash() -> None:
+    with pytest.raises(StoreUnavailableError):
+        await open_store({"uri": "ftp://127.0.0.1:1", "user": "neo4j", "password": "pw"})

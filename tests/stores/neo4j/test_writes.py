@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from resolvers.errors import StoreWriteError
-from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
+from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
 from tests.stores.neo4j.conftest import T0, make_node, open_store
 
 if TYPE_CHECKING:
@@ -70,17 +70,23 @@ async def test_a_transaction_sees_its_own_writes_and_a_rollback_leaves_nothing(
     neo4j_store: Neo4jStore,
 ) -> None:
     edge = EdgeRecord(EdgeType.PRODUCES, CALL.id, CODE.id, {"why": "test"})
+    seen: list[object] = []
 
-    with pytest.raises(RuntimeError, match="abort"):
+    async def write_then_fail() -> None:
         async with neo4j_store.transaction("s1") as tx:
             await tx.put_node(CALL)
             await tx.put_node(CODE)
-            assert await tx.put_edge(edge) is True
+            seen.append(await tx.put_edge(edge))
             await tx.park_edge(EdgeRecord(EdgeType.INPUT, "SourceFile:f", CODE.id), "SourceFile:f")
-            assert await tx.next_seq("s1") == 1
-            assert await tx.get_nodes([CALL.id, CODE.id]) == [CALL, CODE]
-            assert await tx.expand([CALL.id], EdgeType.PRODUCES, Direction.OUT) == [edge]
+            seen.append(await tx.next_seq("s1"))
+            seen.append(await tx.get_nodes([CALL.id, CODE.id]))
+            seen.append(await tx.expand([CALL.id], EdgeType.PRODUCES, Direction.OUT))
             raise RuntimeError("abort")
+
+    with pytest.raises(RuntimeError, match="abort"):
+        await write_then_fail()
+
+    assert seen == [True, 1, [CALL, CODE], [edge]]
 
     assert await neo4j_store.count_nodes() == 0
     assert await neo4j_store.get_nodes([CALL.id]) == [None]
@@ -105,10 +111,13 @@ async def test_put_edge_says_whether_the_edge_is_new_and_replaces_its_props(
 
 
 async def test_an_edge_to_a_missing_node_is_refused(neo4j_store: Neo4jStore) -> None:
-    with pytest.raises(ValueError, match="endpoint missing"):
+    async def dangling() -> None:
         async with neo4j_store.transaction("s1") as tx:
             await tx.put_node(CALL)
             await tx.put_edge(EdgeRecord(EdgeType.PRODUCES, CALL.id, CODE.id))
+
+    with pytest.raises(ValueError, match="endpoint missing"):
+        await dangling()
 
     assert await neo4j_store.count_nodes() == 0
 
@@ -209,3 +218,13 @@ async def test_wipe_deletes_nodes_counters_and_parked_edges(neo4j_store: Neo4jSt
     async with neo4j_store.transaction("s1") as tx:
         assert await tx.next_seq("s1") == 1
         assert await tx.take_parked("SourceFile:f") == []
+
+
+async def test_raise_seq_never_lowers_the_counter(neo4j_store: Neo4jStore) -> None:
+    await neo4j_store.raise_seq("s1", 7)
+    await neo4j_store.raise_seq("s1", 3)
+
+    async with neo4j_store.transaction("s1") as tx:
+        value = await tx.next_seq("s1")
+
+    assert value == 8

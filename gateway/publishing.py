@@ -1,0 +1,145 @@
+"""A store wrapper that reports every committed change to the ``EventBus``.
+
+Every write of every use case — observes, declares, links, cleanups, outbox replay — runs in a
+``transaction()`` of the active store, so wrapping the store is the one place that sees them all
+without the use cases knowing about subscribers. Reads are the wrapped store's own bound
+methods (no extra hop on the read path).
+
+What is published, per committed transaction, in this order: the final state of each node it
+put (first-write order), the edges it created or deleted (in order; a property-only update of an
+existing edge is not an event), then the nodes it deleted (only fetched while anyone subscribes).
+Nodes go to their own session; edges to the transaction's session (for a transaction without
+one, to the session of an endpoint written in it).
+"""
+
+from __future__ import annotations
+
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from gateway.events import GraphChange
+from resolvers.records import EdgeRecord
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from gateway.events import EventBus
+    from resolvers.records import EdgeType, NodeRecord
+    from resolvers.store import GraphStore, GraphTransaction
+
+
+class PublishingStore:
+    """``store`` plus change publication; ``inner`` is the wrapped store."""
+
+    def __init__(self, store: GraphStore, bus: EventBus) -> None:
+        self.inner = store
+        self.backend = store.backend
+        self._bus = bus
+        self.get_nodes = store.get_nodes
+        self.nodes_by_key = store.nodes_by_key
+        self.artifact_versions = store.artifact_versions
+        self.expand = store.expand
+        self.edges_among = store.edges_among
+        self.list_nodes = store.list_nodes
+        self.list_edges = store.list_edges
+        self.session_node_ids = store.session_node_ids
+        self.project_artifacts = store.project_artifacts
+        self.chain_members = store.chain_members
+        self.chain_neighbours = store.chain_neighbours
+        self.search = store.search
+        self.ping = store.ping
+        self.count_nodes = store.count_nodes
+        self.aclose = store.aclose
+
+    @asynccontextmanager
+    async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
+        ticket: int | None = None
+        recording: RecordingTransaction | None = None
+        committed = False
+        try:
+            async with self.inner.transaction(session_id) as tx:
+                # Taken while the transaction holds its session's write serialisation, so
+                # ticket order is commit order.
+                ticket = self._bus.reserve(session_id)
+                recording = RecordingTransaction(tx, session_id, self._bus)
+                yield recording
+            committed = True
+        finally:
+            if ticket is not None:
+                changes = recording.changes() if committed and recording is not None else []
+                self._bus.settle(session_id, ticket, changes)
+
+
+def unwrap(store: GraphStore) -> GraphStore:
+    """The backend store behind a ``PublishingStore`` (``store`` itself otherwise)."""
+    return store.inner if isinstance(store, PublishingStore) else store
+
+
+class RecordingTransaction:
+    """A transaction that remembers the nodes and edges it changed."""
+
+    def __init__(self, tx: GraphTransaction, session_id: str | None, bus: EventBus) -> None:
+        self._tx = tx
+        self._session_id = session_id
+        self._bus = bus
+        self._nodes: dict[str, NodeRecord] = {}
+        self._edges: list[tuple[EdgeRecord, bool]] = []
+        self._deleted: list[NodeRecord] = []
+        self.get_nodes = tx.get_nodes
+        self.nodes_by_key = tx.nodes_by_key
+        self.artifact_versions = tx.artifact_versions
+        self.expand = tx.expand
+        self.edges_among = tx.edges_among
+        self.list_nodes = tx.list_nodes
+        self.list_edges = tx.list_edges
+        self.session_node_ids = tx.session_node_ids
+        self.project_artifacts = tx.project_artifacts
+        self.chain_members = tx.chain_members
+        self.chain_neighbours = tx.chain_neighbours
+        self.search = tx.search
+        self.next_seq = tx.next_seq
+        self.park_edge = tx.park_edge
+        self.take_parked = tx.take_parked
+
+    async def put_node(self, node: NodeRecord) -> None:
+        await self._tx.put_node(node)
+        self._nodes[node.id] = node
+
+    async def delete_node(self, node_id: str) -> bool:
+        before = (await self._tx.get_nodes([node_id]))[0] if self._bus.watching() else None
+        if not await self._tx.delete_node(node_id):
+            return False
+        self._nodes.pop(node_id, None)
+        if before is not None:
+            self._deleted.append(before)
+        return True
+
+    async def put_edge(self, edge: EdgeRecord) -> bool:
+        created = await self._tx.put_edge(edge)
+        if created:
+            self._edges.append((edge, False))
+        return created
+
+    async def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> bool:
+        deleted = await self._tx.delete_edge(edge_type, source, target)
+        if deleted:
+            self._edges.append((EdgeRecord(edge_type, source, target), True))
+        return deleted
+
+    def changes(self) -> list[GraphChange]:
+        """What was committed, in publication order."""
+        changes = [GraphChange(node.session_id, node=node) for node in self._nodes.values()]
+        for edge, removed in self._edges:
+            session_id = self._edge_session(edge)
+            if session_id is not None:
+                changes.append(GraphChange(session_id, edge=edge, removed=removed))
+        changes += [GraphChange(node.session_id, node=node, removed=True) for node in self._deleted]
+        return changes
+
+    def _edge_session(self, edge: EdgeRecord) -> str | None:
+        if self._session_id is not None:
+            return self._session_id
+        for end in (edge.source, edge.target):
+            if end in self._nodes:
+                return self._nodes[end].session_id
+        return None

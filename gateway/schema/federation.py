@@ -1,0 +1,72 @@
+"""``GatewaySchema``: strawberry's federation schema, hardened at two points.
+
+* ``_entities`` (the federation entry point a router calls with ``{__typename, id}``
+  representations) answers a malformed representation with ``InvalidInput`` at that position,
+  instead of letting strawberry fail on it (an unknown type name, a missing or extra key).
+* Errors are logged by message only, secrets masked (``secrets.py``), never with the line of the
+  document they point at; unexpected ones are logged with their traceback by
+  ``MaskUnexpectedErrors``, so the client's own mistakes are logged only at DEBUG.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+import strawberry
+
+# Evaluated at runtime: strawberry reads the resolver's annotations to type ``_entities``.
+from strawberry.federation.schema import FederationAny  # noqa: TC002
+from strawberry.types import Info  # noqa: TC002
+
+from gateway.schema.secrets import redacted, secret_values
+from resolvers.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from graphql import GraphQLError
+    from strawberry.types import ExecutionContext
+
+logger = logging.getLogger(__name__)
+
+ENTITY_UNION = "_Entity"
+
+
+class GatewaySchema(strawberry.federation.Schema):
+    def entities_resolver(
+        self, info: Info, representations: list[FederationAny]
+    ) -> list[FederationAny]:
+        entities = {member.name for member in self._schema.type_map[ENTITY_UNION].types}  # type: ignore[attr-defined]
+        problems = {
+            index: problem
+            for index, representation in enumerate(representations)
+            if (problem := _reference_problem(representation, index, entities)) is not None
+        }
+        valid = [r for index, r in enumerate(representations) if index not in problems]
+        resolved = iter(super().entities_resolver(info, valid))
+        return [
+            problems[index] if index in problems else next(resolved)  # type: ignore[misc]
+            for index in range(len(representations))
+        ]
+
+    def process_errors(
+        self, errors: list[GraphQLError], execution_context: ExecutionContext | None = None
+    ) -> None:
+        secrets = secret_values(execution_context)
+        for error in errors:
+            logger.debug(
+                "graphql error at %s: %s",
+                error.path or error.locations,
+                redacted(error.message, secrets),
+            )
+
+
+def _reference_problem(representation: Any, index: int, entities: set[str]) -> Any:
+    """``InvalidInputError`` for a representation other than ``{__typename: <entity>, id}``."""
+    field = f"representations[{index}]"
+    if not isinstance(representation, dict) or representation.get("__typename") not in entities:
+        return InvalidInputError(f"{field}.__typename", f"must be one of {sorted(entities)}")
+    if set(representation) != {"__typename", "id"} or not isinstance(
+        representation["id"], str | int
+    ):
+        return InvalidInputError(f"{field}.id", "give exactly the key field `id` (a node id)")
+    return None

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# The clients' toolchain. With npm: the packages of clients/package-lock.json (GraphiQL, GraphQL
+# Code Generator, TypeScript, Apollo composition and gateway, playwright-core), and the GraphiQL
+# files the gateway serves offline, copied into gateway/static/graphiql/. Without npm the
+# playground loads GraphiQL from unpkg.com and the Node and browser tests skip.
+# `tools/setup-clients.sh dev` also creates .venv-codegen with ariadne-codegen, kept apart from
+# .venv because it pins graphql-core<3.3 and ruff<0.16.
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+PYTHON=${PYTHON:-python3}
+
+# Re-run an install only when its lock changed (a stamp holds the lock's hash).
+stale() {
+  [ "$(cat "$2" 2>/dev/null)" != "$(sha256sum "$1" | cut -d' ' -f1)" ]
+}
+
+if command -v npm >/dev/null 2>&1; then
+  stamp=clients/node_modules/.lock.sha256
+  if stale clients/package-lock.json "$stamp"; then
+    npm ci --prefix clients --no-audit --no-fund --loglevel=error
+    sha256sum clients/package-lock.json | cut -d' ' -f1 >"$stamp"
+  fi
+  mkdir -p gateway/static/graphiql
+  cp clients/node_modules/react/umd/react.production.min.js \
+    clients/node_modules/react-dom/umd/react-dom.production.min.js \
+    clients/node_modules/graphiql/graphiql.min.js \
+    clients/node_modules/graphiql/graphiql.min.css \
+    gateway/static/graphiql/
+else
+  echo "tools/setup-clients.sh: npm not found: the playground loads GraphiQL from unpkg.com;" \
+    "the Node and browser tests will be skipped" >&2
+fi
+
+if [ "${1:-}" = "dev" ]; then
+  stamp=.venv-codegen/requirements.sha256
+  if stale clients/python/codegen-requirements.txt "$stamp"; then
+    rm -rf .venv-codegen
+    "$PYTHON" -m venv .venv-codegen
+    .venv-codegen/bin/python -m pip install --quiet --disable-pip-version-check \
+      -r clients/python/codegen-requirements.txt
+    sha256sum clients/python/codegen-requirements.txt | cut -d' ' -f1 >"$stamp"
+  fi
+fi
