@@ -8,20 +8,21 @@ citing evidence, artifacts and files, and a report artifact whose claims are lin
 ``linkClaimsToReport``. Neighbouring observe events are swapped now and then, so the stream
 arrives partly out of order the way a busy control plane delivers it.
 
-Every write is emitted twice, as a GraphQL mutation (document + variables, for HTTP) and as the
-equivalent ``resolvers.events`` object (for preloading a store in-process through the same use
-cases); ``bench.check`` verifies that both paths build the same graph.
+Each write is a ``resolvers.events`` object wrapped in a ``bench.mutations.Mutation``: sent over
+HTTP as the GraphQL mutation that builds that event, or applied in-process through the same use
+case (``bench.preload``); ``bench.check`` verifies that both paths build the same graph.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import random
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from bench import vocabulary as words
+from bench.mutations import Mutation
 from resolvers.declare import _derived_id  # the ids the server derives for declares
 from resolvers.events import (
     Alias,
@@ -41,10 +42,9 @@ from resolvers.events import (
 )
 from resolvers.records import PDF_MEDIA_TYPE, Label, artifact_key, node_id
 from resolvers.text import normalize_link
-from resolvers.validate import camel
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator, Mapping
+    from collections.abc import Iterator
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 DUPLICATE_SHARE = 0.2
@@ -52,43 +52,6 @@ SWAP_SHARE = 0.08
 SESSION_STEPS = 100
 
 
-@dataclass(frozen=True, slots=True)
-class Field:
-    """How one event type is sent over GraphQL."""
-
-    name: str
-    input_type: str
-    success: str
-    renames: Mapping[str, str] = field(default_factory=dict)
-
-    @property
-    def document(self) -> str:
-        return (
-            f"mutation($input: {self.input_type}!) {{ {self.name}(input: $input) "
-            "{ __typename ... on Error { code message } } }"
-        )
-
-
-FIELDS: Mapping[type[Event], Field] = {
-    UploadFileObserved: Field(
-        "observeUploadFile", "ObserveUploadFileInput", "Observed", {"uploaded_at": "createdAt"}
-    ),
-    FirstMessageObserved: Field(
-        "observeSessionFirstMessage",
-        "ObserveSessionFirstMessageInput",
-        "Observed",
-        {"sent_at": "createdAt"},
-    ),
-    ExecutionObserved: Field("observeExecution", "ObserveExecutionInput", "Observed"),
-    ToolCallObserved: Field("observeToolCall", "ObserveToolCallInput", "Observed"),
-    SubagentObserved: Field(
-        "observeSubagent", "ObserveSubagentInput", "Observed", {"started_at": "createdAt"}
-    ),
-    ArtifactDeclared: Field("declareArtifact", "DeclareArtifactInput", "ArtifactRegistered"),
-    EvidenceDeclared: Field("declareEvidence", "DeclareEvidenceInput", "EvidenceDeclared"),
-    ClaimDeclared: Field("declareClaim", "DeclareClaimInput", "ClaimDeclared"),
-    ClaimsLinked: Field("linkClaimsToReport", "LinkClaimsToReportInput", "ClaimsLinked"),
-}
 _SWAPPABLE = (
     UploadFileObserved,
     FirstMessageObserved,
@@ -97,41 +60,6 @@ _SWAPPABLE = (
     SubagentObserved,
     ArtifactDeclared,
 )
-
-
-@dataclass(frozen=True, slots=True)
-class Mutation:
-    """One write: the event and the session step (steps recorded so far) it belongs to."""
-
-    event: Event
-    step: int
-
-    @property
-    def field(self) -> Field:
-        return FIELDS[type(self.event)]
-
-    @property
-    def variables(self) -> dict[str, Any]:
-        return {"input": graphql_input(self.event, self.field.renames)}
-
-
-def graphql_input(event: Event, renames: Mapping[str, str]) -> dict[str, Any]:
-    """The mutation input equivalent to ``event`` (camelCase, absent values left out)."""
-    return {
-        renames.get(f.name, camel(f.name)): _plain(value)
-        for f in dataclasses.fields(event)
-        if f.name != "received_at" and (value := getattr(event, f.name)) not in (None, ())
-    }
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return graphql_input(value, {})  # type: ignore[arg-type]
-    if isinstance(value, tuple | list):
-        return [_plain(item) for item in value]
-    if isinstance(value, datetime):
-        return value.isoformat()
-    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -385,7 +313,7 @@ class _Builder:
         )
         self._emit(end)
 
-    def _subagent_event(self, subagent_id: str, started: datetime, status: str) -> Event:
+    def _subagent_event(self, subagent_id: str, started: datetime, status: str) -> SubagentObserved:
         return SubagentObserved(
             session_id=self.session,
             subagent_id=subagent_id,
@@ -399,9 +327,11 @@ class _Builder:
     # --- declares ---------------------------------------------------------------------
 
     def _evidence_from_paper(self, link: str) -> str:
-        return self._evidence(self._paper_id(link), source_paper_link=link)
+        return self._evidence(self._paper_id(link), paper_link=link)
 
-    def _evidence(self, source_id: str, **source: str) -> str:
+    def _evidence(
+        self, source_id: str, *, paper_link: str | None = None, file_id: str | None = None
+    ) -> str:
         content = words.sentence(self.rng, self.gene)
         locator = f"p. {self.rng.randint(1, 30)}, ¶{self._next_id('loc').rsplit('-', 1)[-1]}"
         event = EvidenceDeclared(
@@ -411,7 +341,8 @@ class _Builder:
             evidence_type=self.rng.choice(("quote", "figure", "table")),
             confidence="high",
             strength=self.rng.choice(("strong", "moderate")),
-            **source,
+            source_paper_link=paper_link,
+            source_file_id=file_id,
         )
         self._emit(event)
         evidence_id = _derived_id(self.session, source_id, content, locator)
@@ -450,7 +381,7 @@ class _Builder:
     def _report(self) -> None:
         pdfs = [f for f, media in self.uploads if media == PDF_MEDIA_TYPE]
         if pdfs:
-            self._evidence(node_id(Label.SOURCE_FILE, pdfs[0]), source_file_id=pdfs[0])
+            self._evidence(node_id(Label.SOURCE_FILE, pdfs[0]), file_id=pdfs[0])
         self._execution()
         for _ in range(self.rng.randint(2, 4)):
             self._claim()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import gc
 import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     from resolvers.store import GraphStore
 
 CONCURRENT_SESSIONS = 8
+FREEZE_EVERY = 40 * CONCURRENT_SESSIONS  # sessions
 
 _USE_CASES: dict[type[Event], Callable[[GraphStore, Any], Awaitable[object]]] = {
     **APPLY,
@@ -58,9 +60,16 @@ async def preload(
     """Apply sessions until the store holds at least ``target_nodes`` nodes."""
     started = time.perf_counter()
     applied = events = 0
-    while (nodes := await store.count_nodes()) < target_nodes:
-        batch = [next(sessions) for _ in range(CONCURRENT_SESSIONS)]
-        counts = await asyncio.gather(*(apply_session(store, s) for s in batch))
-        applied += len(batch)
-        events += sum(counts)
+    try:
+        while (nodes := await store.count_nodes()) < target_nodes:
+            batch = [next(sessions) for _ in range(CONCURRENT_SESSIONS)]
+            counts = await asyncio.gather(*(apply_session(store, s) for s in batch))
+            applied += len(batch)
+            events += sum(counts)
+            if applied % FREEZE_EVERY == 0:
+                # The loader's own hygiene: full collections over a growing graph would
+                # otherwise make preloading a large store quadratic.
+                gc.freeze()
+    finally:
+        gc.unfreeze()
     return PreloadReport(applied, events, nodes, time.perf_counter() - started)

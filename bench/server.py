@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Mapping
 
 HOST = "127.0.0.1"
-START_TIMEOUT = 300.0
+START_TIMEOUT = 900.0
 STOP_TIMEOUT = 30.0
 _PREFIX = "SCIENCE_AGENT_MEMORY_GRAPH_"
 

@@ -1,4 +1,6 @@
-"""The HTTP app: ``GET /health``, ``GET/POST /graphql`` (GraphiQL in a browser), ``WS /graphql``.
+"""The HTTP app: ``GET /health``, ``GET/POST /graphql`` (GraphiQL in a browser), ``WS /graphql``
+(``graphql-transport-ws``; the token goes in ``connection_init``), ``GET /metrics`` (Prometheus,
+the same bearer rule as ``/graphql``). Every request gets a request id (``gateway.logs``).
 
 Authentication (SPEC §8): ``/graphql`` needs ``Authorization: Bearer <token>`` when a token is
 configured — the internal token may do everything, the read token may only query. Tokens are
@@ -13,7 +15,7 @@ import json
 import logging
 import uuid
 from contextlib import asynccontextmanager
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
@@ -34,11 +36,12 @@ from gateway.settings import Settings, load_settings
 from gateway.tracing import tracing_from
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     from starlette.requests import Request
-    from strawberry.types.unset import UnsetType
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
-    from collections.abc import AsyncIterator
+    from strawberry.types.unset import UnsetType
 
 logger = logging.getLogger(__name__)
 

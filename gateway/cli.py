@@ -8,10 +8,10 @@ import dataclasses
 import logging
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gateway import cli_export, cli_memory
 from gateway.settings import Settings, SettingsError, load_settings
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

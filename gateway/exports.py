@@ -190,7 +190,7 @@ def to_mermaid(records: SessionRecords) -> str:
     lines = [f"%% ScienceMemory session {_one_line(records.session_id)}", "flowchart LR"]
     for node in records.nodes:
         text = mermaid_escape(f"{node.label.value}: {caption(node, MERMAID_LABEL_LENGTH)}")
-        lines.append(f"  %% {short[node.id]} = {_one_line(node.id)}")
+        lines.append(f"%% {short[node.id]} = {_one_line(node.id)}")
         lines.append(f'  {short[node.id]}["{text}"]:::{node.label.value}')
     for edge in records.edges:
         lines.append(f"  {short[edge.source]} -->|{edge.type.value}| {short[edge.target]}")

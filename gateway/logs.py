@@ -105,6 +105,7 @@ _STANDARD = frozenset(vars(logging.LogRecord("", 0, "", 0, "", None, None))) | {
     "message",
     "asctime",
     "request_id",
+    "color_message",  # uvicorn's ANSI-coloured copy of the message
 }
 
 

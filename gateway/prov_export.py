@@ -11,8 +11,9 @@ lost on the way back. Where PROV needs an activity and the edge starts at a Code
 ran that Code (``ToolCall -produces-> Code`` in the same session); without one the edge falls
 back to a derivation or an influence.
 
-Identifiers: ``smn:<global id>`` (percent-encoded outside a safe set) in the namespace
-``urn:science-memory:node:``; the vocabulary is ``sm`` = ``urn:science-memory:``.
+Identifiers: ``smn:<global id>``, percent-encoded except letters, digits and ``_.-~:`` (so
+PROV-N can write them too), in the namespace ``urn:science-memory:node:``; the vocabulary is
+``sm`` = ``urn:science-memory:``.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ CAPTION_FIELDS = (
     "name",
     "tool",
 )
-_SAFE = ":/|@!$&'()*+,;=-._~"
+_SAFE = ":"  # with quote's own "_.-~": what PROV-N writes in a local name as it stands
 
 
 def caption(node: NodeRecord, length: int = 120) -> str:
@@ -156,14 +157,9 @@ def _input(m: _Mapper, edge: EdgeRecord) -> None:
 
 
 def _derivation(m: _Mapper, edge: EdgeRecord) -> None:
-    """``supports`` (claim from its support), ``stated_in`` (report from its claim)."""
-    generated, used = (
-        (edge.source, edge.target)
-        if edge.type is EdgeType.STATED_IN
-        else (edge.target, edge.source)
-    )
+    """``supports`` (the claim from what backs it), ``stated_in`` (the report from its claim)."""
     m.doc.wasDerivedFrom(
-        m.ident(generated), m.ident(used), other_attributes=m.edge_attributes(edge)
+        m.ident(edge.target), m.ident(edge.source), other_attributes=m.edge_attributes(edge)
     )
 
 

@@ -275,7 +275,8 @@ class Runtime:
     async def health(self) -> HealthReport:
         if not self.state.enabled:
             return self._report("DISABLED", reachable=False)
-        if self.state.backend is Backend.NEO4J and not self.state.neo4j_password:
+        needs_password = not self.state.neo4j_password and Backend.NEO4J not in self._stores
+        if self.state.backend is Backend.NEO4J and needs_password:
             return self._report("NEEDS_PASSWORD", reachable=False)
         try:
             await self.graph_store.ping()

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-import strawberry
+from typing import TYPE_CHECKING
+
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension, ValidationCache
 from strawberry.tools import merge_types
@@ -11,18 +12,19 @@ from strawberry.types.graphql import OperationType
 
 from gateway.schema.errors import DomainErrorsExtension, MaskUnexpectedErrors
 from gateway.schema.exports import ExportQuery
+from gateway.schema.federation import GatewaySchema
 from gateway.schema.limits import Limits as Limits  # re-exported for create_app
 from gateway.schema.limits import limit_extensions
 from gateway.schema.memory import MEMORY_TYPES, MemoryMutation, MemoryQuery
-from gateway.schema.federation import GatewaySchema
 from gateway.schema.mutations import GraphMutation
 from gateway.schema.nodes import NODE_TYPES
 from gateway.schema.queries import GraphQuery
 from gateway.schema.subscriptions import GraphSubscription
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    import strawberry
 
     from gateway.schema.observability import Observer
 

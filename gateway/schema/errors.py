@@ -12,7 +12,7 @@ import asyncio
 import logging
 import uuid
 from enum import Enum
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import strawberry
 from graphql import (
@@ -247,6 +247,14 @@ class MaskUnexpectedErrors(SchemaExtension):
             return
         secrets = secret_values(self.execution_context)
         result.errors = [redact(self._mask(error), secrets) for error in result.errors]
+
+    def on_stream_result(self, result: Any) -> Iterator[None]:
+        """A WebSocket operation's results are sent before ``on_operation`` ends: mask each one
+        the same way before it is streamed (masking a masked error changes nothing)."""
+        if getattr(result, "errors", None):
+            secrets = secret_values(self.execution_context)
+            result.errors = [redact(self._mask(error), secrets) for error in result.errors]
+        yield
 
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):

@@ -44,7 +44,7 @@ class GatewaySchema(strawberry.federation.Schema):
         valid = [r for index, r in enumerate(representations) if index not in problems]
         resolved = iter(super().entities_resolver(info, valid))
         return [
-            problems[index] if index in problems else next(resolved)  # type: ignore[misc]
+            problems[index] if index in problems else next(resolved)
             for index in range(len(representations))
         ]
 

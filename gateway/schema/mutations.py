@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import strawberry
 from strawberry.types import Info
 
@@ -40,7 +42,6 @@ from gateway.schema.results import (
 )
 from resolvers import cleanup, declare, observe
 from resolvers.records import Label, artifact_key, node_id
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from resolvers.events import Event

@@ -31,7 +31,7 @@ if TYPE_CHECKING:
 
 settings.register_profile(
     "fuzz",
-    max_examples=40,
+    max_examples=75,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )

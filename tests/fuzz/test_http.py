@@ -114,13 +114,12 @@ def test_any_query_string_answers_a_client_error_or_graphql(client: TestClient) 
 def test_a_malformed_websocket_message_closes_the_connection_cleanly(
     client: TestClient, message: str
 ) -> None:
-    with (
-        client.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as socket,
-        pytest.raises(WebSocketDisconnect) as closed,
-    ):
+    with client.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as socket:
         socket.send_json({"type": "connection_init"})
-        assert socket.receive_json() == {"type": "connection_ack"}
+        acknowledged = socket.receive_json()
         socket.send_text(message)
-        socket.receive_json()
+        with pytest.raises(WebSocketDisconnect) as closed:
+            socket.receive_json()
 
+    assert acknowledged == {"type": "connection_ack"}
     assert 4400 <= closed.value.code < 4500

@@ -20,7 +20,6 @@ from graphql import (
     GraphQLInputObjectType,
     GraphQLInputType,
     GraphQLList,
-    GraphQLNonNull,
     GraphQLScalarType,
     get_nullable_type,
 )
@@ -86,7 +85,7 @@ TEXT = st.one_of(
             "'; MATCH (n) DETACH DELETE n //",
             "${x}",
             "😀",
-            "ｆｕｌｌ",
+            "\uff46\uff55\uff4c\uff4c",
             "null",
             "NaN",
             "<long id>",
@@ -454,6 +453,13 @@ async def attack(mutation: Mutation, path: Path_, value: Any, directory: Path) -
 @FUZZ
 @given(hostile=attacks())
 @example(hostile=(MUTATIONS[0], ("fileId",), "../../outside"))
+# Found by this test, then fixed: text that cannot be stored as UTF-8 (it reached the log and
+# failed there, after the change was applied in memory); errors naming a derived field.
+@example(hostile=(MUTATIONS[1], ("coreObjective",), "\ud800"))
+@example(hostile=(MUTATIONS[10], ("finding", "gene"), "a\udfffb"))
+@example(hostile=(MUTATIONS[3], ("records", 0, "title"), "\x00"))
+@example(hostile=(MUTATIONS[3], ("source",), "\x1f"))
+@example(hostile=(MUTATIONS[3], ("invocationId",), "\n"))
 @example(hostile=(MUTATIONS[2], ("producedArtifacts", 0, "version"), 2**53 + 1))
 async def test_a_hostile_field_is_refused_by_name_or_accepted_and_nothing_else_is_written(
     hostile: tuple[Mutation, Path_, Any], tmp_path_factory: pytest.TempPathFactory
@@ -463,15 +469,15 @@ async def test_a_hostile_field_is_refused_by_name_or_accepted_and_nothing_else_i
 
 
 async def test_every_valid_input_succeeds_as_is(tmp_path: Path) -> None:
-    answers = {}
+    answers: dict[int, Any] = {}
     for index, mutation in enumerate(MUTATIONS):
         async with fresh_runtime(tmp_path / str(index)) as sandbox:
             ids = await seed(GraphQLClient(SCHEMA, sandbox.runtime))
             valid = filled(mutation.valid, ids)
             result = await execute(SCHEMA, sandbox.runtime, mutation.document, input=valid)
-        answers[index] = (result.data or {}).get(mutation.field) or result.errors
+        answers[index] = (result.data or {}).get(mutation.field, {}).get("__typename")
 
-    assert {index: answer["__typename"] for index, answer in answers.items()} == {
+    assert answers == {
         index: "Observed"
         if mutation.field.startswith("observe")
         else SUCCESSES_BY_FIELD[mutation.field]

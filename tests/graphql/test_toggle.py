@@ -30,6 +30,7 @@ QUERIES = {
     "lessons": "lessons",
     "memoryStats": "memoryStats",
     "sessionGreeting": "sessionGreeting",
+    "exportSession": 'exportSession(sessionId: "s1", format: MERMAID)',
 }
 
 MUTATIONS = {

@@ -7,7 +7,6 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway import app as app_module
 from gateway.app import READ, WRITE, Access
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
@@ -82,7 +81,7 @@ def test_tokens_are_compared_in_constant_time(
         compared.append((a, b))
         return real(a, b)
 
-    monkeypatch.setattr(app_module.hmac, "compare_digest", compare_digest)
+    monkeypatch.setattr(hmac, "compare_digest", compare_digest)
     access = Access(Settings(internal_token=INTERNAL_TOKEN, read_token=READ_TOKEN))
 
     granted = access.grant(f"Bearer {presented}")

@@ -11,7 +11,6 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import httpx2
-import pytest
 
 from gateway.app import create_app
 from gateway.settings import Settings
@@ -19,6 +18,8 @@ from tests.http.live import serving
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 INTERNAL = "internal-secret-5c1e0a"
 READ = "read-secret-9b27f4"

@@ -208,3 +208,64 @@ def test_a_slow_subscriber_is_dropped_and_the_others_go_on(
     assert dropped[1] == {"id": "1", "type": "complete"}
     assert received == [event for event in IN_COMMIT_ORDER if GOAL not in event[1]]
     assert (events.subscriber_count, events.dropped) == (0, 1)
+
+
+def test_subscribing_while_disabled_answers_disabled(client: TestClient) -> None:
+    disable = "mutation { configureMemoryGraph(input: {enabled: false}) { __typename } }"
+    assert post(client, disable, INTERNAL_TOKEN).json()["data"]
+
+    with subscriber(client) as ws:
+        answer = receive(ws)
+
+    assert [error["extensions"]["code"] for error in answer["payload"]["errors"]] == [
+        "MEMORY_GRAPH_DISABLED"
+    ]
+
+
+def test_an_unexpected_error_over_websocket_is_masked(
+    client: TestClient, app: Starlette, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken() -> None:
+        raise RuntimeError("internal detail")
+
+    monkeypatch.setattr(app.state.runtime, "health", broken)
+    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+        connect(ws, READ_TOKEN)
+        ws.send_json(
+            {"id": "q", "type": "subscribe", "payload": {"query": "{ health { status } }"}}
+        )
+        answer = receive(ws)
+
+    (error,) = answer["payload"]["errors"]
+    assert error["message"] == "Unexpected error."
+    assert error["extensions"]["code"] == "INTERNAL"
+
+
+PAPER_EVENTS = """subscription { graphEvents(sessionId: "s1") {
+  node { ... on Paper { retrievalCount foundBy { id } } } } }"""
+
+
+def search(task: str) -> str:
+    return f"""mutation {{ observeToolCall(input: {{sessionId: "s1", taskId: "{task}",
+      toolName: "search", toolType: "search", products: [{{link: "doi:10.1/x"}}]}})
+      {{ __typename }} }}"""
+
+
+def test_relationship_fields_of_an_event_are_current(client: TestClient, app: Starlette) -> None:
+    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+        connect(ws, READ_TOKEN)
+        ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": PAPER_EVENTS}})
+        wait_for_subscribers(app, 1)
+
+        post(client, search("subtask:mcp:a"), INTERNAL_TOKEN)
+        post(client, search("subtask:mcp:b"), INTERNAL_TOKEN)
+        nodes = [receive(ws)["payload"]["data"]["graphEvents"]["node"] for _ in range(6)]
+
+    papers = [node for node in nodes if node]
+    assert papers == [
+        {"retrievalCount": 1, "foundBy": [{"id": "ToolCall:subtask:mcp:a"}]},
+        {
+            "retrievalCount": 2,
+            "foundBy": [{"id": "ToolCall:subtask:mcp:a"}, {"id": "ToolCall:subtask:mcp:b"}],
+        },
+    ]

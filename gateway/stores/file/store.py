@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
 
 from gateway.stores.file.codec import (
     Captured,
@@ -56,12 +57,12 @@ from resolvers.records import (
     Page,
     utc_now,
 )
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from resolvers.store import ChainPosition, GraphTransaction
-    from pathlib import Path
     from collections.abc import AsyncIterator, Callable, Sequence
+    from pathlib import Path
+
+    from resolvers.store import ChainPosition, GraphTransaction
 
 logger = logging.getLogger(__name__)
 
@@ -282,8 +283,7 @@ class FileStore(_Reads):
         Raises ``StoreLockedError`` when another process holds the directory and
         ``CorruptLogError`` when a log file is damaged before its tail.
         """
-        directory.mkdir(parents=True, exist_ok=True)
-        lock = DirectoryLock.acquire(directory)
+        lock = DirectoryLock.acquire(directory)  # creates the directory when missing
         try:
             log, graph = await asyncio.to_thread(_load, directory, fsync)
         except BaseException:

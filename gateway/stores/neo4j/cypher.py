@@ -1,16 +1,18 @@
 """Every Cypher statement of the Neo4j adapter, parameters only.
 
-Labels and relationship types cannot be parameters. Statements for one label or type are
-constants per label (``PUT_NODE[label]``); statements over several labels are a ``UNION ALL``
-of one index-backed branch per label, composed here from constant fragments by cached
-builders that take only the labels (or types) involved. Planning a union costs Neo4j about
-10-30 ms per branch (and it replans when the statistics drift), so a statement only carries
-the branches it needs, and the plan cache sees a small, bounded set of texts.
+Labels and relationship types cannot be parameters. A statement for one label or type is a
+constant per label or type (``PUT_NODE[label]``); a statement over a set of labels matches a
+label disjunction (``MATCH (n:Task|ToolCall {…})``, planned as a union of index seeks), and
+one over a set of relationship types is a ``UNION ALL`` of one branch per type (a type
+disjunction would not use the relationship indexes). Cached builders compose these from
+constant fragments, given only the labels or types involved, so a statement carries no
+label it does not need, the plan cache sees a small bounded set of texts, and planning (which
+Neo4j repeats when the statistics drift) stays cheap.
 
 A node is addressed by its global id, whose prefix is its label (``records.split_node_id``);
-frontier statements take ``$rows`` of ``{i, id, label}`` and each branch seeks only its rows.
+frontier statements take ``$rows`` of ``{i, id}`` over the labels present in the frontier.
 
-Requires Neo4j 5.23 or later (``CALL (vars) { … }`` subquery scope clauses).
+Requires Neo4j 5.23 or later (``CALL () { … }`` subquery scope clauses).
 """
 
 from __future__ import annotations
@@ -53,13 +55,6 @@ Labels = frozenset[Label]
 Types = frozenset[EdgeType]
 
 
-def _union(
-    branch: LiteralString, names: Iterable[LiteralString], mark: LiteralString = "_L_"
-) -> LiteralString:
-    """``branch`` once per name (``mark`` replaced by it), joined by ``UNION ALL``."""
-    return " UNION ALL ".join(branch.replace(mark, name) for name in names)
-
-
 def _labels(labels: Labels) -> tuple[LiteralString, ...]:
     return tuple(name for name in LABELS if Label(name) in labels)
 
@@ -78,7 +73,13 @@ def _type(edge_type: EdgeType) -> LiteralString:
     return name
 
 
+def _any(labels: Labels) -> LiteralString:
+    """The label disjunction ``A|B|…`` of ``labels``."""
+    return "|".join(_labels(labels))
+
+
 ALL_LABELS: Final[Labels] = frozenset(Label)
+
 
 NODE: Final[LiteralString] = "n {.*, _sm_tokens: null, _sm_text: null, _sm_label: labels(n)[0]}"
 """The projection of node ``n`` that ``records.to_node`` reads."""
@@ -90,35 +91,23 @@ _EDGE_MAP: Final[LiteralString] = (
     "{type: type(r), source: startNode(r).id, target: endNode(r).id, props: properties(r)}"
 )
 
-
-def _find(labels: Labels) -> LiteralString:
-    """Binds ``n`` to the node of ``row`` (no row when it does not exist)."""
-    return (
-        "CALL (row) { "
-        + _union(
-            "WITH row WHERE row.label = '_L_' MATCH (n:_L_ {id: row.id}) RETURN n", _labels(labels)
-        )
-        + " }"
-    )
-
-
 # --- reads ------------------------------------------------------------------------------------
 
 
 @cache
 def get_nodes(labels: Labels) -> LiteralString:
-    return f"UNWIND $rows AS row {_find(labels)} RETURN row.i AS i, {NODE} AS node"
+    return (
+        f"UNWIND $rows AS row MATCH (n:{_any(labels)} {{id: row.id}}) "
+        f"RETURN row.i AS i, {NODE} AS node"
+    )
 
 
 @cache
 def nodes_by_key(labels: Labels) -> LiteralString:
     return (
-        "CALL () { "
-        + _union(
-            "MATCH (n:_L_ {key: $key}) WHERE $session IS NULL OR n.session_id = $session RETURN n",
-            _labels(labels),
-        )
-        + f" }} RETURN {NODE} AS node ORDER BY n._sm_order"
+        f"MATCH (n:{_any(labels)} {{key: $key}}) "
+        "WHERE $session IS NULL OR n.session_id = $session "
+        f"RETURN {NODE} AS node ORDER BY n._sm_order"
     )
 
 
@@ -131,10 +120,10 @@ ARTIFACT_VERSIONS: Final[LiteralString] = (
 
 @cache
 def expand(labels: Labels, edge_type: EdgeType, direction: Direction) -> LiteralString:
-    name = _type(edge_type)
-    pattern: LiteralString = "(n)-[r:_T_]->()" if direction is Direction.OUT else "(n)<-[r:_T_]-()"
+    arrow: LiteralString = "-[r:_T_]->" if direction is Direction.OUT else "<-[r:_T_]-"
     return (
-        f"UNWIND $rows AS row {_find(labels)} MATCH {pattern.replace('_T_', name)} "
+        f"UNWIND $rows AS row MATCH (n:{_any(labels)} {{id: row.id}}) "
+        f"MATCH (n){arrow.replace('_T_', _type(edge_type))}() "
         f"RETURN {_EDGE_ROW} ORDER BY row.i, r._sm_order"
     )
 
@@ -142,59 +131,51 @@ def expand(labels: Labels, edge_type: EdgeType, direction: Direction) -> Literal
 @cache
 def edges_among(labels: Labels) -> LiteralString:
     return (
-        f"UNWIND $rows AS row {_find(labels)} WITH collect(n) AS found "
-        "UNWIND found AS n MATCH (n)-[r]->(m) "
+        f"UNWIND $rows AS row MATCH (n:{_any(labels)} {{id: row.id}}) "
+        "WITH collect(n) AS found UNWIND found AS n MATCH (n)-[r]->(m) "
         "WHERE m IN found AND ($types IS NULL OR type(r) IN $types) "
         f"RETURN {_EDGE_ROW} ORDER BY r._sm_order"
     )
 
 
-def _page(
-    branch: LiteralString, count: LiteralString, names: Iterable[LiteralString]
-) -> LiteralString:
-    """Newest-first page of the union of ``branch`` plus the total of ``count``."""
-    names = tuple(names)
+def _page(match: LiteralString) -> LiteralString:
+    """Newest-first page of the live nodes ``match`` binds to ``n``, with their total."""
     return (
-        "CALL () { "
-        + _union(branch + " RETURN n ORDER BY n._sm_order DESC LIMIT $end", names)
-        + " } WITH n ORDER BY n._sm_order DESC SKIP $offset LIMIT $limit "
-        f"WITH collect({NODE}) AS nodes CALL () {{ "
-        + _union(count, names)
-        + " } RETURN nodes, sum(c) AS total"
+        f"{match} AND n._sm_live WITH n ORDER BY n._sm_order DESC SKIP $offset LIMIT $limit "
+        f"WITH collect({NODE}) AS nodes "
+        f"RETURN nodes, COUNT {{ {match} AND n._sm_live }} AS total"
     )
 
 
 @cache
 def list_session_nodes(labels: Labels) -> LiteralString:
     """Live nodes of a session, newest first, with the total count."""
-    match: LiteralString = "MATCH (n:_L_ {session_id: $session}) WHERE n._sm_live"
-    return _page(match, match + " RETURN count(n) AS c", _labels(labels))
+    return _page(f"MATCH (n:{_any(labels)} {{session_id: $session}}) WHERE true")
 
 
 @cache
 def list_label_nodes(labels: Labels) -> LiteralString:
-    """Live nodes of labels across sessions, newest first (an ordered ``_sm_order`` index
-    scan per label; the total scans the labels)."""
-    return _page(
-        "MATCH (n:_L_) WHERE n._sm_order IS NOT NULL AND n._sm_live",
-        "MATCH (n:_L_) WHERE n._sm_live RETURN count(n) AS c",
-        _labels(labels),
-    )
+    """Live nodes of labels across sessions, newest first (ordered ``_sm_order`` index scans;
+    the total scans the labels)."""
+    return _page(f"MATCH (n:{_any(labels)}) WHERE n._sm_order IS NOT NULL")
 
 
 _LIVE_ENDS: Final[LiteralString] = "startNode(r)._sm_live AND endNode(r)._sm_live"
+
+
+def _union(branch: LiteralString, names: Iterable[LiteralString]) -> LiteralString:
+    """``branch`` once per relationship type (``_T_`` replaced by it), ``UNION ALL``."""
+    return " UNION ALL ".join(branch.replace("_T_", name) for name in names)
 
 
 def _edge_page(match: LiteralString, types: Types) -> LiteralString:
     names = _types(types)
     return (
         "CALL () { "
-        + _union(
-            f"{match} AND {_LIVE_ENDS} RETURN r ORDER BY r._sm_order DESC LIMIT $end", names, "_T_"
-        )
+        + _union(f"{match} AND {_LIVE_ENDS} RETURN r ORDER BY r._sm_order DESC LIMIT $end", names)
         + " } WITH r ORDER BY r._sm_order DESC SKIP $offset LIMIT $limit "
         f"WITH collect({_EDGE_MAP}) AS edges CALL () {{ "
-        + _union(f"{match} AND {_LIVE_ENDS} RETURN count(r) AS c", names, "_T_")
+        + _union(f"{match} AND {_LIVE_ENDS} RETURN count(r) AS c", names)
         + " } RETURN edges, sum(c) AS total"
     )
 
@@ -212,9 +193,7 @@ def list_type_edges(types: Types) -> LiteralString:
 
 
 SESSION_NODE_IDS: Final[LiteralString] = (
-    "CALL () { "
-    + _union("MATCH (n:_L_ {session_id: $session}) RETURN n", LABELS)
-    + " } RETURN n.id AS id ORDER BY n._sm_order"
+    f"MATCH (n:{_any(ALL_LABELS)} {{session_id: $session}}) RETURN n.id AS id ORDER BY n._sm_order"
 )
 
 PROJECT_ARTIFACTS: Final[LiteralString] = (
@@ -223,22 +202,35 @@ PROJECT_ARTIFACTS: Final[LiteralString] = (
 
 # --- chains -----------------------------------------------------------------------------------
 
-_CHAIN: Final[LiteralString] = "MATCH (n:_L_ {session_id: $session, _sm_scope: $scope}) "
+_CHAIN: Final[LiteralString] = (
+    "MATCH (n:_L_ {session_id: $session, _sm_scope: $scope}) "
+    "USING INDEX SEEK n:_L_(session_id, _sm_scope, _sm_pos) "
+)
+"""A chain's steps of one label, through the chain index (hinted: a chain operation must
+cost O(log n) whatever the planner's statistics say)."""
+
+
+# Ordering by every property of the chain index lets Neo4j read it in order (Limit, not Top).
+_ASC: Final[LiteralString] = "n.session_id, n._sm_scope, n._sm_pos"
+_DESC: Final[LiteralString] = "n.session_id DESC, n._sm_scope DESC, n._sm_pos DESC"
+
+
+def _steps(branch: LiteralString) -> LiteralString:
+    return " UNION ALL ".join(branch.replace("_L_", name) for name in STEP_LABELS)
+
 
 CHAIN_MEMBERS: Final[LiteralString] = (
     "CALL () { "
-    + _union(_CHAIN + "WHERE n._sm_pos IS NOT NULL RETURN n", STEP_LABELS)
+    + _steps(_CHAIN + "WHERE n._sm_pos IS NOT NULL RETURN n")
     + f" }} RETURN {NODE} AS node ORDER BY n._sm_pos, n.id"
 )
 
 CHAIN_NEIGHBOURS: Final[LiteralString] = (
     "CALL () { "
-    + _union(
-        _CHAIN + "WHERE n._sm_pos < $pos RETURN n ORDER BY n._sm_pos DESC LIMIT 1", STEP_LABELS
-    )
+    + _steps(_CHAIN + "WHERE n._sm_pos < $pos RETURN n ORDER BY " + _DESC + " LIMIT 1")
     + " } WITH n ORDER BY n._sm_pos DESC, n.id DESC LIMIT 1 "
     f"RETURN 'before' AS side, {NODE} AS node UNION ALL CALL () {{ "
-    + _union(_CHAIN + "WHERE n._sm_pos > $pos RETURN n ORDER BY n._sm_pos LIMIT 1", STEP_LABELS)
+    + _steps(_CHAIN + "WHERE n._sm_pos > $pos RETURN n ORDER BY " + _ASC + " LIMIT 1")
     + f" }} WITH n ORDER BY n._sm_pos, n.id LIMIT 1 RETURN 'after' AS side, {NODE} AS node"
 )
 """The chain members right before and right after ``$pos`` (``records.chain_pos``)."""
@@ -254,12 +246,11 @@ _MATCHED: Final[LiteralString] = (
 
 @cache
 def search_session(labels: Labels) -> LiteralString:
-    """Session search: the session's live nodes (index seek), filtered by their tokens."""
-    branch: LiteralString = (
-        "MATCH (n:_L_ {session_id: $session}) WHERE n._sm_live AND n._sm_tokens IS NOT NULL "
-        "RETURN n"
+    """Session search: the session's live nodes (index seeks), filtered by their tokens."""
+    return (
+        f"MATCH (n:{_any(labels)} {{session_id: $session}}) "
+        "WHERE n._sm_live AND n._sm_tokens IS NOT NULL " + _MATCHED
     )
-    return "CALL () { " + _union(branch, _labels(labels)) + " } " + _MATCHED
 
 
 SEARCH_FULLTEXT: Final[LiteralString] = (
@@ -272,8 +263,7 @@ SEARCH_FULLTEXT: Final[LiteralString] = (
 @cache
 def search_scan(labels: Labels) -> LiteralString:
     """Cross-session search for terms Lucene cannot take as prefixes (scans the labels)."""
-    branch: LiteralString = "MATCH (n:_L_) WHERE n._sm_tokens IS NOT NULL AND n._sm_live RETURN n"
-    return "CALL () { " + _union(branch, _labels(labels)) + " } " + _MATCHED
+    return f"MATCH (n:{_any(labels)}) WHERE n._sm_live AND n._sm_tokens IS NOT NULL " + _MATCHED
 
 
 # --- writes -----------------------------------------------------------------------------------

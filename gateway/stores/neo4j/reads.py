@@ -24,13 +24,13 @@ LUCENE_MAX_TERM: Final = 255  # the whitespace analyzer cuts longer tokens into 
 
 
 def rows_of(ids: Sequence[str]) -> tuple[list[dict[str, Any]], frozenset[Label]]:
-    """``{i, id, label}`` rows of the well-formed ids (others name no node) and their labels."""
+    """``{i, id}`` rows of the well-formed ids (others name no node) and their labels."""
     rows: list[dict[str, Any]] = []
     labels: set[Label] = set()
     for index, node_id in enumerate(ids):
         label = label_of(node_id)
         if label is not None:
-            rows.append({"i": index, "id": node_id, "label": label.value})
+            rows.append({"i": index, "id": node_id})
             labels.add(label)
     return rows, frozenset(labels)
 

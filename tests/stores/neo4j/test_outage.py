@@ -47,28 +47,42 @@ def _server(*args: str) -> None:
 
 def _events(session: str) -> list[Event]:
     events: list[Event] = [
-        FirstMessageObserved(session_id=session, goal_id=f"goal:session:{session}",
-                             core_objective="outage study"),
+        FirstMessageObserved(
+            session_id=session, goal_id=f"goal:session:{session}", core_objective="outage study"
+        ),
     ]
     for step in range(12):
         finished = T0 + timedelta(seconds=10 * (step + 1))
         events.append(
             ExecutionObserved(
-                session_id=session, execution_id=f"{session}-exec-{step}", turn_id="t",
-                tool="run_python", code_hash=f"h{step}", status="succeeded",
-                started_at=finished - timedelta(seconds=1), finished_at=finished,
+                session_id=session,
+                execution_id=f"{session}-exec-{step}",
+                turn_id="t",
+                tool="run_python",
+                code_hash=f"h{step}",
+                status="succeeded",
+                started_at=finished - timedelta(seconds=1),
+                finished_at=finished,
                 produced_artifacts=(ProducedArtifact(f"{session}-fig", step + 1),),
             )
         )
         if step == 5:
             events.append(
-                SubagentObserved(session_id=session, subagent_id=f"{session}-sub", turn_id="t",
-                                 objective="review", started_at=finished, status="running")
+                SubagentObserved(
+                    session_id=session,
+                    subagent_id=f"{session}-sub",
+                    turn_id="t",
+                    objective="review",
+                    started_at=finished,
+                    status="running",
+                )
             )
     return events
 
 
-async def _shape(store: GraphStore, session: str) -> tuple[set[tuple[str, str]], set[tuple[str, str, str]]]:
+async def _shape(
+    store: GraphStore, session: str
+) -> tuple[set[tuple[str, str]], set[tuple[str, str, str]]]:
     graph = await session_subgraph(store, session, first=5000, fold=False)
     nodes = {(node.label.value, node.key) for node in graph.nodes}
     keys = {node.id: node.key for node in graph.nodes}

@@ -1,0 +1,159 @@
+"""A disk that refuses writes (full, read-only, failing): typed answers, no corruption.
+
+The mutation answers ``MemoryGraphUnreachable`` with ``queued: false`` (nothing was kept to be
+replayed), the refused write is not visible, the next write succeeds once the disk recovers,
+and the data directory reopens cleanly with no partial record.
+"""
+
+from __future__ import annotations
+
+import errno
+import logging
+import os
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from gateway.runtime import Runtime, SavedState
+from gateway.schema import build_schema
+from gateway.settings import Settings
+from gateway.stores.file.memory import FileMemoryStore
+from gateway.stores.file.store import FileStore
+from resolvers.records import Backend
+from tests import builders as b
+from tests.conftest import GraphQLClient
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+    from pathlib import Path
+
+EXECUTION = """mutation($input: ObserveExecutionInput!) { observeExecution(input: $input) {
+  __typename ... on Observed { written }
+  ... on MemoryGraphUnreachable { code message backend queued } } }"""
+MEMORY = """mutation { recordMemory(input: {pitfall: {project: "p", context: "c", issue: "i",
+  fix: "f"}}) { __typename ... on MemoryGraphUnreachable { code backend queued } } }"""
+FAULTS = [("write", errno.ENOSPC), ("write", errno.EROFS), ("fsync", errno.EIO)]
+FAULT_IDS = ["disk-full", "read-only", "fsync-fails"]
+
+
+def refuse(monkeypatch: pytest.MonkeyPatch, path: Path, call: str, code: int) -> None:
+    """Make ``os.write`` (after writing half the bytes) or ``os.fsync`` fail on ``path``."""
+    real_write, real_fsync = os.write, os.fsync
+
+    def is_target(fd: int) -> bool:
+        return os.path.samestat(os.fstat(fd), path.stat())
+
+    def write(fd: int, data: bytes | memoryview) -> int:
+        if is_target(fd):
+            real_write(fd, bytes(data)[: len(data) // 2])
+            raise OSError(code, os.strerror(code))
+        return real_write(fd, data)
+
+    def fsync(fd: int) -> None:
+        if is_target(fd):
+            raise OSError(code, os.strerror(code))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, call, write if call == "write" else fsync)
+
+
+def execution(execution_id: str, at: int) -> dict[str, Any]:
+    return {
+        "executionId": execution_id,
+        "sessionId": "s1",
+        "turnId": "t1",
+        "tool": "run_python",
+        "codeHash": f"h-{execution_id}",
+        "status": "succeeded",
+        "startedAt": b.at(at),
+        "finishedAt": b.at(at + 1),
+        "producedArtifacts": [{"artifactId": f"fig-{execution_id}", "version": 1}],
+    }
+
+
+@pytest.fixture
+async def gql(tmp_path: Path) -> AsyncIterator[GraphQLClient]:
+    store = await FileStore.open(tmp_path / "graph")
+    memory = await FileMemoryStore.open(tmp_path / "memory")
+    runtime = Runtime(Settings(data_dir=tmp_path), SavedState(), memory, {Backend.FILE: store})
+    yield GraphQLClient(build_schema(), runtime)
+    await store.aclose()
+    await memory.aclose()
+
+
+def graph_log(tmp_path: Path) -> Path:
+    return tmp_path / "graph" / "log.00000000.jsonl"
+
+
+@pytest.mark.parametrize(("call", "code"), FAULTS, ids=FAULT_IDS)
+async def test_a_refused_write_is_unreachable_not_queued_and_leaves_nothing(
+    gql: GraphQLClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, call: str, code: int
+) -> None:
+    await b.first_message(gql, "s1")
+    log_before = graph_log(tmp_path).read_bytes()
+    refuse(monkeypatch, graph_log(tmp_path), call, code)
+
+    answer = (await gql.execute(EXECUTION, input=execution("e1", 10)))["observeExecution"]
+    graph = await b.subgraph(gql, "s1")
+
+    assert (answer["__typename"], answer["backend"], answer["queued"]) == (
+        "MemoryGraphUnreachable",
+        "FILE",
+        False,
+    )
+    assert errno.errorcode[code] in answer["message"]
+    assert b.node_ids(graph) == {"ResearchGoal:goal:session:s1"}
+    assert graph_log(tmp_path).read_bytes() == log_before
+
+
+@pytest.mark.parametrize(("call", "code"), FAULTS, ids=FAULT_IDS)
+async def test_writes_succeed_again_once_the_disk_recovers_and_the_store_reopens_cleanly(
+    gql: GraphQLClient,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    call: str,
+    code: int,
+) -> None:
+    await b.first_message(gql, "s1")
+    refuse(monkeypatch, graph_log(tmp_path), call, code)
+    await gql.execute(EXECUTION, input=execution("e1", 10))
+    monkeypatch.undo()
+
+    retried = (await gql.execute(EXECUTION, input=execution("e1", 10)))["observeExecution"]
+    after = (await gql.execute(EXECUTION, input=execution("e2", 20)))["observeExecution"]
+    expected = b.node_ids(await b.subgraph(gql, "s1"))
+    await gql.runtime.aclose()
+    with caplog.at_level(logging.WARNING):
+        reopened = await FileStore.open(tmp_path / "graph")
+    stored = set(await reopened.session_node_ids("s1"))
+    await reopened.aclose()
+
+    assert [answer["__typename"] for answer in (retried, after)] == ["Observed", "Observed"]
+    assert retried["written"] > 0  # the refused write was not kept: this one wrote it
+    assert stored == expected
+    assert "Artifact:fig-e1#v1" in stored
+    assert "torn" not in caplog.text  # no partial record was left behind
+
+
+async def test_a_refused_memory_write_is_unreachable_and_not_kept(
+    gql: GraphQLClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await gql.execute(MEMORY.replace('"p"', '"first"'))
+    memory_file = next((tmp_path / "memory").glob("*.jsonl"))
+    before = memory_file.read_bytes()
+    refuse(monkeypatch, memory_file, "write", errno.ENOSPC)
+
+    answer = (await gql.execute(MEMORY))["recordMemory"]
+    monkeypatch.undo()
+    again = (await gql.execute(MEMORY))["recordMemory"]
+
+    assert answer == {
+        "__typename": "MemoryGraphUnreachable",
+        "code": "MEMORY_GRAPH_UNREACHABLE",
+        "backend": "FILE",
+        "queued": False,
+    }
+    assert memory_file.read_bytes().startswith(before)
+    assert again == {"__typename": "MemoryRecorded"}
+    assert len(memory_file.read_bytes().splitlines()) == 2
