@@ -191,7 +191,7 @@ class DomainErrorsExtension(SchemaExtension):
             self._deadline = asyncio.get_running_loop().time() + self._time_budget
         yield
 
-    async def resolve(
+    def resolve(
         self,
         _next: Callable[..., Any],
         root: Any,
@@ -200,8 +200,12 @@ class DomainErrorsExtension(SchemaExtension):
         **kwargs: Any,
     ) -> Any:
         result = _next(root, info, *args, **kwargs)
+        # Nested fields pass straight through: no coroutine wrapper on the hot path.
         if info.path.prev is not None or not _is_awaitable(result):
-            return await result if _is_awaitable(result) else result
+            return result
+        return self._guard(result, info)
+
+    async def _guard(self, result: Awaitable[Any], info: GraphQLResolveInfo[Any]) -> Any:
         try:
             if self._deadline is None or info.operation.operation is not OperationType.QUERY:
                 return await result
