@@ -29,6 +29,7 @@ from bench.client import Latency
 from bench.server import running_gateway
 
 MAX_SECONDS = 3600.0
+WINDOW = 10.0
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 OBSERVED = "__typename ... on Error { code message }"
 
@@ -79,6 +80,7 @@ TERMS = ["tp53", "volcano", "expression", "kinase", "tumour", "survival", "figur
 @dataclass
 class Tally:
     seconds: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    finished: list[float] = field(default_factory=list)  # time.monotonic() of each answer
     errors: Counter[str] = field(default_factory=Counter)
     samples: dict[str, str] = field(default_factory=dict)
     acknowledged: dict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
@@ -120,6 +122,7 @@ class Caller:
             self.tally.error(kind, f"{type(exc).__name__}: {exc}")
             return None
         self.tally.seconds[kind].append(time.perf_counter() - started)
+        self.tally.finished.append(time.monotonic())
         body = response.json() if response.status_code == 200 else {}
         answer = next(iter((body.get("data") or {}).values()), None)
         typename = answer.get("__typename") if isinstance(answer, dict) else None
@@ -251,7 +254,11 @@ async def missing_writes(http: httpx.AsyncClient, url: str, tally: Tally) -> int
 
 
 def http_client(clients: int) -> httpx.AsyncClient:
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    # Idle connections are dropped before uvicorn's 5 s keep-alive timeout closes them: reusing
+    # one the server is closing fails the request on the client (a ReadError, not the server's).
+    limits = httpx.Limits(
+        max_connections=clients, max_keepalive_connections=clients, keepalive_expiry=2.0
+    )
     return httpx.AsyncClient(limits=limits, timeout=httpx.Timeout(60.0))
 
 
@@ -267,16 +274,19 @@ async def load(seconds: float, clients: int, seed: int) -> int:
             await asyncio.gather(*(caller.start() for caller in callers))
             tally.seconds.clear()
             started = time.monotonic()
+            tally.finished.clear()
             await asyncio.gather(*(caller.run(started + seconds) for caller in callers))
             elapsed = time.monotonic() - started
             missing_live = await missing_writes(http, gateway.graphql, tally)
         async with running_gateway(data_dir) as gateway, http_client(clients) as http:
             missing_restarted = await missing_writes(http, gateway.graphql, tally)
-    print(report(tally, elapsed, clients, missing_live, missing_restarted))
+    print(report(tally, started, elapsed, clients, missing_live, missing_restarted))
     return 1 if tally.errors or missing_live or missing_restarted else 0
 
 
-def report(tally: Tally, elapsed: float, clients: int, live: int, restarted: int) -> str:
+def report(
+    tally: Tally, started: float, elapsed: float, clients: int, live: int, restarted: int
+) -> str:
     served = sum(len(samples) for samples in tally.seconds.values())
     everything = Latency.of([s for samples in tally.seconds.values() for s in samples])
     writes = sum(len(steps) for steps in tally.acknowledged.values())
@@ -292,6 +302,9 @@ def report(tally: Tally, elapsed: float, clients: int, live: int, restarted: int
             f"   errors {tally.errors[kind]}"
         )
     lines += [f"  e.g. {kind}: {sample}" for kind, sample in tally.samples.items()]
+    windows = Counter(int((moment - started) // WINDOW) for moment in tally.finished)
+    per_second = [f"{windows[w] / WINDOW:.0f}" for w in range(int(elapsed // WINDOW))]
+    lines.append(f"requests/s per {WINDOW:.0f} s window: {' '.join(per_second)}")
     lines.append(
         f"acknowledged steps: {writes}; missing on the running gateway: {live}, "
         f"after a restart: {restarted}"

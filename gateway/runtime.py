@@ -99,6 +99,7 @@ class Runtime:
         memory: MemoryStore,
         stores: dict[Backend, GraphStore] | None = None,
         outbox: Outbox | None = None,
+        neo4j_memory: MemoryStore | None = None,
     ) -> None:
         self.settings = settings
         self.state = state
@@ -114,6 +115,7 @@ class Runtime:
         self._wake = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
         self._saved: dict[str, Any] = {}
+        self._neo4j_memory: MemoryStore | None = neo4j_memory
 
     @classmethod
     async def start(cls, settings: Settings) -> Runtime:
@@ -148,8 +150,13 @@ class Runtime:
 
     @property
     def memory(self) -> MemoryStore:
+        """The research memory of the active backend (``MemoryRecord`` nodes on Neo4j)."""
         if not self.state.enabled:
             raise MemoryGraphDisabledError()
+        if self.state.backend is Backend.NEO4J:
+            if self._neo4j_memory is None:
+                raise StoreUnavailableError(Backend.NEO4J.value)
+            return self._neo4j_memory
         return self.memory_store
 
     async def record(self, event: Event) -> WriteResult:
@@ -187,6 +194,7 @@ class Runtime:
             return False
         # Imported here: the driver is only loaded when Neo4j is selected.
         from gateway.stores.neo4j import Neo4jStore
+        from gateway.stores.neo4j.memory import Neo4jMemoryStore
 
         try:
             store = await Neo4jStore.open(
@@ -195,6 +203,11 @@ class Runtime:
                 self.state.neo4j_password,
                 connection_timeout=self.settings.neo4j_timeout,
             )
+            try:
+                self._neo4j_memory = await Neo4jMemoryStore.open(store)
+            except BaseException:
+                await store.aclose()
+                raise
         except StoreUnavailableError as exc:
             logger.warning("neo4j not reachable: %s", exc.message)
             return False
@@ -268,6 +281,7 @@ class Runtime:
         return await self.health()
 
     async def _close_neo4j(self) -> None:
+        self._neo4j_memory = None
         store = self._stores.pop(Backend.NEO4J, None)
         if store is not None:
             await store.aclose()

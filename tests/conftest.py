@@ -20,6 +20,7 @@ from gateway.settings import Settings
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
+from gateway.stores.neo4j.memory import Neo4jMemoryStore
 
 if TYPE_CHECKING:
     from resolvers.store import GraphStore
@@ -79,7 +80,8 @@ def settings(tmp_path: Path) -> Settings:
 async def runtime(store: GraphStore, settings: Settings) -> AsyncIterator[Runtime]:
     memory = await FileMemoryStore.open(settings.data_dir / "memory")
     state = SavedState(backend=store.backend)
-    yield Runtime(settings, state, memory, stores={store.backend: store})
+    neo4j_memory = await Neo4jMemoryStore.open(store) if isinstance(store, Neo4jStore) else None
+    yield Runtime(settings, state, memory, stores={store.backend: store}, neo4j_memory=neo4j_memory)
     await memory.aclose()
 
 

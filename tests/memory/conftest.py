@@ -7,6 +7,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gateway.stores.file.memory import FileMemoryStore
+from gateway.stores.neo4j import Neo4jStore
+from gateway.stores.neo4j.memory import Neo4jMemoryStore
+from tests.conftest import open_store
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -15,16 +18,18 @@ if TYPE_CHECKING:
     from resolvers.memory import MemoryStore
 
 
-@pytest.fixture(params=[pytest.param("file", id="file")])
+@pytest.fixture(params=[pytest.param("file", id="file"), pytest.param("neo4j", id="neo4j")])
 async def memory_store(
     request: pytest.FixtureRequest, tmp_path: Path
 ) -> AsyncIterator[MemoryStore]:
-    store = await _open(request.param, tmp_path)
-    yield store
-    await store.aclose()
-
-
-async def _open(backend: str, tmp_path: Path) -> MemoryStore:
-    if backend == "file":
-        return await FileMemoryStore.open(tmp_path / "memory")
-    raise AssertionError(f"unknown memory backend {backend}")
+    if request.param == "file":
+        store = await FileMemoryStore.open(tmp_path / "memory")
+        yield store
+        await store.aclose()
+        return
+    graph = await open_store("neo4j", tmp_path)
+    assert isinstance(graph, Neo4jStore)
+    try:
+        yield await Neo4jMemoryStore.open(graph)
+    finally:
+        await graph.aclose()

@@ -238,12 +238,15 @@ class Neo4jStore(Reads):
         Raises ``StoreUnavailableError`` when the server is down, rejects the credentials or
         does not answer within ``connection_timeout`` seconds.
         """
+        # The acquisition timeout is what bounds a new connection as a whole (the driver's
+        # Bolt handshake read has no bound of its own). The outer bounds are only a safety
+        # net: cancelling the driver mid-connect can leak its socket.
         async with _driver_errors(password, connection_timeout, also=(ValueError,)):
             driver = AsyncGraphDatabase.driver(
                 uri,
                 auth=(user, password) if password is not None else None,
                 connection_timeout=connection_timeout,
-                connection_acquisition_timeout=2 * connection_timeout,
+                connection_acquisition_timeout=connection_timeout,
                 max_transaction_retry_time=connection_timeout,
                 liveness_check_timeout=connection_timeout,
             )
@@ -255,7 +258,7 @@ class Neo4jStore(Reads):
             query_timeout=query_timeout,
         )
         try:
-            async with _driver_errors(password, connection_timeout):
+            async with _driver_errors(password, connection_timeout * 1.5):
                 await driver.verify_connectivity()
             await store.ensure_schema()
         except BaseException:

@@ -19,6 +19,9 @@ if TYPE_CHECKING:
     from gateway.stores.neo4j import Neo4jStore
 
 
+SLACK = 0.5  # scheduling on a loaded machine
+
+
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -79,7 +82,7 @@ async def test_a_closed_port_fails_fast_with_store_unavailable() -> None:
             connection_timeout=1.0,
         )
 
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 1.0
     assert raised.value.backend == "neo4j"
 
 
@@ -89,10 +92,10 @@ async def test_a_server_that_never_answers_fails_within_the_timeout(silent_serve
     with pytest.raises(StoreUnavailableError):
         await open_store(
             {"uri": f"bolt://127.0.0.1:{silent_server}", "user": "neo4j", "password": "pw"},
-            connection_timeout=0.5,
+            connection_timeout=1.0,
         )
 
-    assert time.monotonic() - started < 1.5
+    assert time.monotonic() - started < 1.0 + SLACK
 
 
 async def test_rejected_credentials_are_unavailable_without_the_password(
