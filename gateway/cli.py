@@ -114,8 +114,10 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
 async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.migrate import migrate_to_neo4j
     from gateway.stores.file.log import StoreLockedError
+    from gateway.stores.file.memory import FileMemoryStore
     from gateway.stores.file.store import FileStore
     from gateway.stores.neo4j import Neo4jStore
+    from gateway.stores.neo4j.memory import Neo4jMemoryStore
     from resolvers.errors import StoreUnavailableError
 
     try:
@@ -134,15 +136,20 @@ async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     except StoreUnavailableError as exc:
         print(f"science-memory: {exc.message}", file=sys.stderr)
         return 1
+    memory = await FileMemoryStore.open(settings.data_dir / "memory", read_only=True)
     try:
         report = await migrate_to_neo4j(captured, target, progress=_progress)
+        remembered = await (await Neo4jMemoryStore.open(target)).append_many(
+            await memory.all_records()
+        )
     finally:
         await target.aclose()
+        await memory.aclose()
     print(file=sys.stderr)
     print(
         f"copied {report.nodes} nodes, {report.edges} edges, {report.parked} parked edges, "
-        f"{report.sessions} session counters; Neo4j held {report.nodes_before} nodes before "
-        f"and {report.nodes_after} after"
+        f"{report.sessions} session counters and {remembered} new memory records; Neo4j held "
+        f"{report.nodes_before} graph nodes before and {report.nodes_after} after"
     )
     return 0
 

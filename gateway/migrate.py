@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, TypeVar
 
 if TYPE_CHECKING:
     from gateway.stores.file.codec import Captured

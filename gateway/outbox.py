@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+from typing import TYPE_CHECKING
 
 from gateway.stores.file.log import (
     DirectoryLock,
@@ -20,11 +21,10 @@ from gateway.stores.file.log import (
     write_snapshot,
 )
 from resolvers.events import Event, event_from_dict, event_to_dict
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from pathlib import Path
     from collections.abc import Awaitable, Callable
+    from pathlib import Path
 
 
 class Outbox:

@@ -19,7 +19,7 @@ import logging
 import os
 from dataclasses import dataclass, fields, replace
 from importlib.metadata import PackageNotFoundError, version
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gateway.events import EventBus
 from gateway.outbox import Outbox
@@ -33,10 +33,11 @@ from resolvers.records import Backend, utc_now
 from resolvers.validate import validate_event
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from gateway.settings import Settings
     from resolvers.events import Event
     from resolvers.store import GraphStore
-    from gateway.settings import Settings
-    from pathlib import Path
 
 logger = logging.getLogger(__name__)
 

@@ -8,11 +8,11 @@ edges. A deleted project removes its sessions' nodes and its Artifacts physicall
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError
 from resolvers.records import Label
 from resolvers.validate import check_text
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from resolvers.store import GraphStore

@@ -13,6 +13,7 @@ import hashlib
 import uuid
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from resolvers.errors import DeclareCode, DeclareRejectedError
 from resolvers.observe import run_write
@@ -25,12 +26,11 @@ from resolvers.records import (
     node_id,
 )
 from resolvers.text import normalize_link
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from resolvers.writes import Writer
-    from resolvers.store import GraphReader, GraphStore
     from resolvers.events import ClaimDeclared, ClaimsLinked, EvidenceDeclared
+    from resolvers.store import GraphReader, GraphStore
+    from resolvers.writes import Writer
 
 _NAMESPACE = uuid.UUID("6f1c1f0e-8a52-4d8e-9a53-2f3c9e1b7d40")
 LINK_POLL_SECONDS = 0.1

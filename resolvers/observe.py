@@ -8,7 +8,7 @@ in-order stream (late goals, scopes, versions and inputs are attached when they 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, TypeVar, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resolvers.events import (
     ArtifactDeclared,
@@ -36,8 +36,9 @@ from resolvers.validate import validate_event
 from resolvers.writes import Writer, iso
 
 if TYPE_CHECKING:
-    from resolvers.store import GraphStore
     from collections.abc import Awaitable, Callable, Mapping
+
+    from resolvers.store import GraphStore
 
 E = TypeVar("E", bound=Event)
 

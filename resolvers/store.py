@@ -18,10 +18,12 @@ return them, because writes still need them (a later session may read a soft-del
 
 from __future__ import annotations
 
-from typing import Protocol, TYPE_CHECKING
-
+from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from contextlib import AbstractAsyncContextManager
+
     from resolvers.records import (
         Backend,
         Direction,
@@ -31,8 +33,6 @@ if TYPE_CHECKING:
         NodeRecord,
         Page,
     )
-    from contextlib import AbstractAsyncContextManager
-    from collections.abc import Sequence
 
 ChainPosition = tuple[str, int]
 """``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""

@@ -9,7 +9,7 @@ runs on every backend. The Neo4j backend needs ``GATEWAY_TEST_NEO4J_URI`` (set b
 from __future__ import annotations
 
 import os
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -23,10 +23,12 @@ from gateway.stores.neo4j import Neo4jStore
 from gateway.stores.neo4j.memory import Neo4jMemoryStore
 
 if TYPE_CHECKING:
-    from resolvers.store import GraphStore
-    import strawberry
-    from pathlib import Path
     from collections.abc import AsyncIterator
+    from pathlib import Path
+
+    import strawberry
+
+    from resolvers.store import GraphStore
 
 BACKENDS = ["file", "neo4j"]
 

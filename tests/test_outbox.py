@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 
 import pytest
 
 from gateway.outbox import Outbox
 from gateway.stores.file.log import StoreLockedError
 from resolvers.events import Event, FirstMessageObserved
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -5,14 +5,14 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 from functools import cached_property
-
-from gateway.schema.loaders import Loaders
 from typing import TYPE_CHECKING
 
+from gateway.schema.loaders import Loaders
+
 if TYPE_CHECKING:
-    from resolvers.store import GraphStore
-    from resolvers.memory import MemoryStore
     from gateway.runtime import Runtime
+    from resolvers.memory import MemoryStore
+    from resolvers.store import GraphStore
 
 
 @dataclass

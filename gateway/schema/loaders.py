@@ -4,15 +4,16 @@ relationship costs one store call per edge type and direction, not N."""
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import TYPE_CHECKING
 
 from strawberry.dataloader import DataLoader
 
 from resolvers.records import Direction, EdgeType, NodeRecord
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from resolvers.store import GraphReader
     from collections.abc import Sequence
+
+    from resolvers.store import GraphReader
 
 NeighbourKey = tuple[str, EdgeType, Direction]
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import strawberry
 from strawberry.types import Info
 
@@ -32,11 +34,10 @@ from gateway.schema.session import Session, SessionResult, edge_list, node_list
 from resolvers import artifacts, chains, provenance, resolve, search, subgraph
 from resolvers.errors import NodeNotFoundError
 from resolvers.validate import check_text
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from resolvers.records import GraphSlice, Label
     from gateway.runtime import HealthReport
+    from resolvers.records import GraphSlice, Label
 
 Ctx = Info[GraphContext, None]
 

@@ -19,9 +19,9 @@ from gateway.schema.errors import (
 from gateway.schema.nodes import GraphEdge, GraphNode, to_node
 from gateway.schema.results import EdgeList, NodeList
 from resolvers import search
-from resolvers.validate import check_first
 from resolvers.records import EdgeRecord, Label, NodeRecord, Page
 from resolvers.records import EdgeType as DomainEdgeType
+from resolvers.validate import check_first
 
 Ctx = Info[GraphContext, None]
 

@@ -17,13 +17,14 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
 
 if TYPE_CHECKING:
-    from gateway.stores.file.graph import MemoryGraph
     from collections.abc import Iterator
+
+    from gateway.stores.file.graph import MemoryGraph
 
 Op = dict[str, Any]
 

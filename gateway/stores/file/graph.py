@@ -15,16 +15,17 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedList
 
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, Page
 from resolvers.text import searchable_text, tokens
-from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from resolvers.store import ChainPosition
     from collections.abc import Iterable, Iterator, Sequence
+
+    from resolvers.store import ChainPosition
 
 _Ids = dict[str, None]  # an insertion-ordered set of ids
 ChainId = tuple[str, str | None]
