@@ -42,8 +42,7 @@ class Outbox:
 
     @classmethod
     async def open(cls, directory: Path, *, fsync: bool = True) -> Outbox:
-        directory.mkdir(parents=True, exist_ok=True)
-        lock = DirectoryLock.acquire(directory)
+        lock = await asyncio.to_thread(DirectoryLock.acquire, directory)
         try:
             log, base, pending = await asyncio.to_thread(_load, directory, fsync)
         except BaseException:

@@ -1,6 +1,6 @@
 """The store port: the primitives every backend supplies to the use cases.
 
-The rules of SPEC §3–4 live in the use cases; a backend only stores nodes and edges, keeps the
+The rules of SPEC §3-4 live in the use cases; a backend only stores nodes and edges, keeps the
 indexes listed below and answers these primitives in time proportional to their own result:
 
 * by global id; by domain key (optionally per label and session); by ``artifact_id``;
