@@ -39,6 +39,9 @@ class Outbox:
         self._base = base
         self._pending = pending
         self._draining = asyncio.Lock()
+        # Held while appending and while a drain counts and rotates: an append in flight at the
+        # rotation would land in the drained generation uncounted and be dropped with it.
+        self._appending = asyncio.Lock()
 
     @classmethod
     async def open(cls, directory: Path, *, fsync: bool = True) -> Outbox:
@@ -58,18 +61,20 @@ class Outbox:
     async def append(self, event: Event) -> None:
         """Journal ``event``; returns once it is durable."""
         payload = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
-        await self._log.append(payload.encode())
-        self._pending += 1
+        async with self._appending:
+            await self._log.append(payload.encode())
+            self._pending += 1
 
     async def drain(self, apply: Callable[[Event], Awaitable[object]]) -> int:
         """Apply every event journalled so far, in order; returns how many were applied.
 
         An exception from ``apply`` stops the drain; the events stay journalled."""
         async with self._draining:
-            count = self._pending
-            if count == 0:
-                return 0
-            generation = await self._log.rotate()
+            async with self._appending:
+                count = self._pending
+                if count == 0:
+                    return 0
+                generation = await self._log.rotate()
             payloads = await asyncio.to_thread(self._read, count)
             applied = 0
             try:

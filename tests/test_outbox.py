@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import TYPE_CHECKING
 
 import pytest
@@ -97,3 +98,22 @@ async def test_a_second_process_cannot_share_the_outbox(tmp_path: Path) -> None:
         await Outbox.open(tmp_path)
 
     await outbox.aclose()
+
+
+async def test_an_event_being_journalled_when_a_drain_starts_is_not_lost(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    await outbox.append(_event(0))
+    applied: list[Event] = []
+
+    async def apply(event: Event) -> None:
+        applied.append(event)
+
+    in_flight = asyncio.create_task(outbox.append(_event(1)))
+    await asyncio.sleep(0)  # the record is on its way to the log, not yet acknowledged
+    await outbox.drain(apply)
+    await in_flight
+    await outbox.drain(apply)
+    await outbox.aclose()
+
+    assert applied == [_event(0), _event(1)]
+    assert outbox.pending == 0
