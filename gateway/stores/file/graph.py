@@ -253,20 +253,18 @@ class MemoryGraph:
         pairs: list[Iterator[tuple[EdgeType, tuple[str, str]]]] = []
         total = 0
         for edge_type in set(types):
-            keys: Sequence[tuple[str, str]] = list(
+            index = (
                 self._by_session_type.get((session_id, edge_type), {})
                 if session_id is not None
                 else self._by_type.get(edge_type, {})
             )
+            keys = [(s, t) for s, t in index if self._live(s) and self._live(t)]
             total += len(keys)
             # zip binds edge_type now; a generator expression would read it after the loop.
             pairs.append(zip(itertools.repeat(edge_type), reversed(keys), strict=False))
         live = (
-            edge
+            self._out[source][edge_type][target]
             for edge_type, (source, target) in itertools.chain(*pairs)
-            if (edge := self.get_edge(edge_type, source, target)) is not None
-            and self._live(source)
-            and self._live(target)
         )
         edges = list(itertools.islice(live, offset, offset + limit))
         return Page(edges, total, offset + len(edges) < total)
