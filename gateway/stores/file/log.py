@@ -1,16 +1,6 @@
-"""Durability layer of the file store: the record log and snapshots.
+"""Durability layer of the file store: the record log of generation files.
 
-On disk, in the data directory::
-
-    LOCK                        single-writer lock, holds the owner's pid (``lock.py``)
-    log.00000000.jsonl          log generations, oldest first; only the newest is appended to
-    log.00000001.jsonl
-    snapshot.00000000.jsonl     a full state covering every record of generations <= 0
-
-Every line of every file is ``<crc32 of payload, 8 lowercase hex> <payload>\\n``. A payload is an
-opaque UTF-8 document without newlines (the graph layer writes one JSON document per record), so
-the files stay greppable text. A snapshot ends with the trailer ``<crc> {"snapshot_end": <n>}``
-where ``n`` counts the payload lines before it.
+The file layout and line format are described in ``framing.py``; snapshots in ``snapshot.py``.
 
 Guarantees:
 
@@ -34,6 +24,7 @@ Errors (each derives from ``Exception``; the store maps them to domain errors):
 
     StoreLockedError    another process holds the directory (defined in ``lock.py``)
     CorruptLogError     a bad record where truncating would drop committed records
+                        (defined in ``framing.py``)
     LogWriteError       an append or a rotation could not be made durable
 """
 
@@ -44,17 +35,28 @@ import errno
 import logging
 import os
 import queue
-import re
 import threading
-import zlib
 from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from gateway.stores.file.framing import (
+    LOG_NAME,
+    SNAPSHOT_NAME,
+    CorruptLogError,
+    corrupt_error,
+    decode_line,
+    encode_line,
+    fsync_directory,
+    list_generations,
+    log_path,
+    read_records,
+)
 from gateway.stores.file.lock import DirectoryLock, StoreLockedError
+from gateway.stores.file.snapshot import read_latest_snapshot, write_snapshot
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable, Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
 
 __all__ = [
@@ -71,14 +73,6 @@ logger = logging.getLogger(__name__)
 
 _T = TypeVar("_T")
 _A = TypeVar("_A")
-_LOG_NAME = re.compile(r"log\.(\d{8})\.jsonl")
-_SNAPSHOT_NAME = re.compile(r"snapshot\.(\d{8})\.jsonl")
-_SNAPSHOT_FILE = re.compile(r"snapshot\.(\d{8})\.jsonl(?:\.tmp)?")
-_CRC = re.compile(rb"[0-9a-f]{8}")
-
-
-class CorruptLogError(Exception):
-    """A log file is damaged where truncating it would drop committed records."""
 
 
 class LogWriteError(Exception):
@@ -105,10 +99,10 @@ class RecordLog:
         bad record raises ``CorruptLogError``. ``fsync=False`` trusts the OS page cache.
         """
         directory.mkdir(parents=True, exist_ok=True)
-        generations = _generations(directory, _LOG_NAME)
+        generations = list_generations(directory, LOG_NAME)
         _recover(directory, generations, fsync=fsync)
         current = _current_generation(directory, generations, fsync=fsync)
-        closed = {gen: _log_path(directory, gen).stat().st_size for gen in generations}
+        closed = {gen: log_path(directory, gen).stat().st_size for gen in generations}
         closed.pop(current, None)
         writer = _Writer(directory, current, closed, fsync=fsync)
         writer.thread.start()
@@ -121,11 +115,11 @@ class RecordLog:
         a generation in the sequence is missing or a record no longer validates.
         """
         directory = self._writer.directory
-        generations = [g for g in _generations(directory, _LOG_NAME) if g > after_generation]
+        generations = [g for g in list_generations(directory, LOG_NAME) if g > after_generation]
         _check_contiguous(directory, generations, first=after_generation + 1)
         current, durable = self._writer.position()
         for gen in generations:
-            yield from _read_records(_log_path(directory, gen), durable if gen == current else None)
+            yield from read_records(log_path(directory, gen), durable if gen == current else None)
 
     @property
     def generation(self) -> int:
@@ -148,7 +142,7 @@ class RecordLog:
         ``ValueError`` for a payload with a newline or invalid UTF-8. Cancelling the caller does
         not withdraw the record: it may still be written.
         """
-        record = _encode(payload)
+        record = encode_line(payload)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._submit(_Append(record, future))
         await future
@@ -166,9 +160,9 @@ class RecordLog:
         """
         if up_to >= self.generation:
             raise ValueError(f"cannot drop generation {up_to}: it is still appended to")
-        for gen in _generations(self._writer.directory, _LOG_NAME):
+        for gen in list_generations(self._writer.directory, LOG_NAME):
             if gen <= up_to:
-                _log_path(self._writer.directory, gen).unlink(missing_ok=True)
+                log_path(self._writer.directory, gen).unlink(missing_ok=True)
                 self._writer.forget(gen)
 
     async def aclose(self) -> None:
@@ -216,7 +210,7 @@ class _Writer:
         self.thread = threading.Thread(target=self._run, name="record-log-writer", daemon=True)
         self.fsync_count = 0
         self._fsync = fsync
-        self._fd = _open_log(_log_path(directory, generation), create=False)
+        self._fd = _open_log(log_path(directory, generation), create=False)
         self._generation = generation
         self._offset = os.fstat(self._fd).st_size  # durable length of the current file
         self._closed_sizes = closed  # generation -> size, for closed files still on disk
@@ -324,7 +318,7 @@ class _Writer:
         _resolve(request.future, closed)
 
     def _open_next(self) -> int:
-        path = _log_path(self.directory, self._generation + 1)
+        path = log_path(self.directory, self._generation + 1)
         fd = _open_log(path, create=True)
         try:
             self._sync_directory()
@@ -357,12 +351,12 @@ class _Writer:
 
     def _sync_directory(self) -> None:
         if self._fsync:
-            _fsync_directory(self.directory)
+            fsync_directory(self.directory)
             self.fsync_count += 1
 
     @property
     def _path(self) -> Path:
-        return _log_path(self.directory, self._generation)
+        return log_path(self.directory, self._generation)
 
     def _error(self, action: str, exc: OSError) -> LogWriteError:
         error = LogWriteError(f"could not {action} {self._path}: {_errno_name(exc)} ({exc})")
@@ -370,96 +364,27 @@ class _Writer:
         return error
 
 
-def write_snapshot(directory: Path, generation: int, payloads: Iterable[bytes]) -> Path:
-    """Atomically write ``snapshot.<generation>.jsonl`` and delete older snapshots (blocking).
-
-    The payloads go to a ``.tmp`` file with a trailer line counting them; it is fsync'ed, renamed
-    into place and the directory fsync'ed, so a crash leaves either the old or the new snapshot.
-    """
-    path = _snapshot_path(directory, generation)
-    temporary = path.with_name(f"{path.name}.tmp")
-    try:
-        _write_snapshot_file(temporary, payloads)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-    _fsync_directory(directory)
-    _delete_older_snapshots(directory, generation)
-    return path
-
-
-def read_latest_snapshot(directory: Path) -> tuple[int, Iterator[bytes]] | None:
-    """The newest complete snapshot as (generation, payloads), or None if there is none.
-
-    A snapshot without its trailer or with a bad record is skipped with a warning in favour of
-    an older complete one. The file is validated before this returns and read again lazily.
-    """
-    for generation in reversed(_generations(directory, _SNAPSHOT_NAME)):
-        path = _snapshot_path(directory, generation)
-        body_length = _snapshot_body_length(path)
-        if body_length is not None:
-            return generation, _read_records(path, body_length)
-        logger.warning("ignoring incomplete or corrupt snapshot %s", path)
-    return None
-
-
-def _encode(payload: bytes) -> bytes:
-    if b"\n" in payload:
-        raise ValueError("a record payload must not contain a newline")
-    payload.decode("utf-8")  # UnicodeDecodeError is a ValueError
-    return b"%08x %s\n" % (zlib.crc32(payload), payload)
-
-
-def _decode(line: bytes) -> bytes | None:
-    """The payload of a line read with its newline; None if the line is torn or corrupt."""
-    if not line.endswith(b"\n") or line[8:9] != b" " or not _CRC.fullmatch(line[:8]):
-        return None
-    payload = line[9:-1]
-    if int(line[:8], 16) != zlib.crc32(payload):
-        return None
-    try:
-        payload.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    return payload
-
-
-def _read_records(path: Path, limit: int | None) -> Iterator[bytes]:
-    """Payloads of ``path`` up to byte ``limit``; every one must validate."""
-    offset = 0
-    with path.open("rb") as file:
-        for line in file:
-            if limit is not None and offset >= limit:
-                return
-            payload = _decode(line)
-            if payload is None:
-                raise _corrupt(path, offset, "it no longer validates")
-            offset += len(line)
-            yield payload
-
-
 def _scan(path: Path) -> tuple[int, int | None]:
     """(file length, offset of the first bad line or None); a bad line must be the tail."""
     offset, first_bad = 0, None
     with path.open("rb") as file:
         for line in file:
-            if _decode(line) is None:
+            if decode_line(line) is None:
                 first_bad = offset if first_bad is None else first_bad
             elif first_bad is not None:
-                raise _corrupt(path, first_bad, "valid records follow it")
+                raise corrupt_error(path, first_bad, "valid records follow it")
             offset += len(line)
     return offset, first_bad
 
 
 def _recover(directory: Path, generations: list[int], *, fsync: bool) -> None:
     for generation in generations:
-        path = _log_path(directory, generation)
+        path = log_path(directory, generation)
         length, first_bad = _scan(path)
         if first_bad is None:
             continue
         if generation != generations[-1]:
-            raise _corrupt(path, first_bad, "it is in a closed generation")
+            raise corrupt_error(path, first_bad, "it is in a closed generation")
         logger.warning(
             "truncating the torn or corrupt tail of %s at byte offset %d (%d bytes discarded)",
             path,
@@ -475,12 +400,12 @@ def _recover(directory: Path, generations: list[int], *, fsync: bool) -> None:
 def _current_generation(directory: Path, generations: list[int], *, fsync: bool) -> int:
     """The newest generation, or a new one if there is none or a snapshot already covers it."""
     newest = generations[-1] if generations else -1
-    snapshots = _generations(directory, _SNAPSHOT_NAME)
+    snapshots = list_generations(directory, SNAPSHOT_NAME)
     current = max(newest, snapshots[-1] + 1 if snapshots else 0)
     if current != newest:
-        os.close(_open_log(_log_path(directory, current), create=True))
+        os.close(_open_log(log_path(directory, current), create=True))
         if fsync:
-            _fsync_directory(directory)
+            fsync_directory(directory)
     return current
 
 
@@ -493,72 +418,9 @@ def _check_contiguous(directory: Path, generations: list[int], *, first: int) ->
             )
 
 
-def _write_snapshot_file(path: Path, payloads: Iterable[bytes]) -> None:
-    count = 0
-    with path.open("wb") as file:
-        for payload in payloads:
-            file.write(_encode(payload))
-            count += 1
-        file.write(_encode(_trailer(count)))
-        file.flush()
-        os.fsync(file.fileno())
-
-
-def _snapshot_body_length(path: Path) -> int | None:
-    """Byte offset of a valid trailer, or None if the snapshot is incomplete or corrupt."""
-    offset, count, last, last_at = 0, 0, b"", 0
-    with path.open("rb") as file:
-        for line in file:
-            payload = _decode(line)
-            if payload is None:
-                return None
-            last, last_at = payload, offset
-            offset += len(line)
-            count += 1
-    return last_at if count and last == _trailer(count - 1) else None
-
-
-def _delete_older_snapshots(directory: Path, generation: int) -> None:
-    for path in directory.iterdir():
-        match = _SNAPSHOT_FILE.fullmatch(path.name)
-        if match and int(match[1]) < generation:
-            path.unlink(missing_ok=True)
-
-
-def _trailer(count: int) -> bytes:
-    return b'{"snapshot_end": %d}' % count
-
-
-def _generations(directory: Path, pattern: re.Pattern[str]) -> list[int]:
-    return sorted(int(m[1]) for path in directory.iterdir() if (m := pattern.fullmatch(path.name)))
-
-
-def _log_path(directory: Path, generation: int) -> Path:
-    return directory / f"log.{generation:08d}.jsonl"
-
-
-def _snapshot_path(directory: Path, generation: int) -> Path:
-    return directory / f"snapshot.{generation:08d}.jsonl"
-
-
 def _open_log(path: Path, *, create: bool) -> int:
     flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
     return os.open(path, flags, 0o644)
-
-
-def _fsync_directory(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def _corrupt(path: Path, offset: int, reason: str) -> CorruptLogError:
-    return CorruptLogError(
-        f"corrupt record in {path} at byte offset {offset} ({reason}); refusing to skip it: "
-        "restore the file from a backup or move it aside"
-    )
 
 
 def _errno_name(exc: OSError) -> str:
