@@ -18,6 +18,7 @@ from in-memory indexes (``gateway.stores.file.graph``) in time proportional to t
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -375,11 +376,19 @@ def _replay(directory: Path, log: RecordLog) -> MemoryGraph:
     graph = MemoryGraph()
     after = -1
     snapshot = read_latest_snapshot(directory)
-    if snapshot is not None:
-        after, payloads = snapshot
-        for payload in payloads:
-            apply_op(graph, decode(payload))
-    for payload in log.replay(after_generation=after):
-        for op in decode(payload)["ops"]:
-            apply_op(graph, op)
+    # The graph holds no reference cycles (reference counting frees it), so the cyclic
+    # collector only rescans the growing heap while loading; pause it, then move what was
+    # loaded out of its generations so serving never walks the whole graph either.
+    gc.disable()
+    try:
+        if snapshot is not None:
+            after, payloads = snapshot
+            for payload in payloads:
+                apply_op(graph, decode(payload))
+        for payload in log.replay(after_generation=after):
+            for op in decode(payload)["ops"]:
+                apply_op(graph, op)
+    finally:
+        gc.enable()
+    gc.freeze()
     return graph
