@@ -7,6 +7,7 @@ relationship fields go through the request's DataLoaders.
 from __future__ import annotations
 
 import dataclasses
+import functools
 from datetime import datetime
 from typing import Any, ClassVar, Self
 
@@ -44,6 +45,16 @@ def excerpt(record: NodeRecord) -> str:
     return record.label.value
 
 
+@functools.cache
+def _property_fields(cls: Any) -> tuple[str, ...]:
+    """The label-specific property fields of a node type, computed once per type."""
+    return tuple(
+        field.name
+        for field in dataclasses.fields(cls)
+        if field.init and field.name not in _BASE_FIELDS
+    )
+
+
 def _time(value: Any) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
@@ -71,11 +82,9 @@ class GraphNode:
             "excerpt": excerpt(record),
             "properties": JSON(dict(record.props)),
         }
-        for field in dataclasses.fields(cls):
-            if field.name in values or field.name in _BASE_FIELDS or not field.init:
-                continue
-            raw = record.get(field.name)
-            values[field.name] = _time(raw) if field.name.endswith("_at") else raw
+        for name in _property_fields(cls):
+            raw = record.get(name)
+            values[name] = _time(raw) if name.endswith("_at") else raw
         if "seq" in values:
             values["seq"] = record.seq
         return cls(**values)
