@@ -7,7 +7,6 @@ relationship fields go through the request's DataLoaders.
 from __future__ import annotations
 
 import dataclasses
-import functools
 from datetime import datetime
 from typing import Any, ClassVar, Self
 
@@ -45,14 +44,19 @@ def excerpt(record: NodeRecord) -> str:
     return record.label.value
 
 
-@functools.cache
-def _property_fields(cls: Any) -> tuple[str, ...]:
+_PROPERTY_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _property_fields(cls: type) -> tuple[str, ...]:
     """The label-specific property fields of a node type, computed once per type."""
-    return tuple(
-        field.name
-        for field in dataclasses.fields(cls)
-        if field.init and field.name not in _BASE_FIELDS
-    )
+    names = _PROPERTY_FIELDS.get(cls)
+    if names is None:
+        names = _PROPERTY_FIELDS[cls] = tuple(
+            field.name
+            for field in dataclasses.fields(cls)
+            if field.init and field.name not in _BASE_FIELDS
+        )
+    return names
 
 
 def _time(value: Any) -> datetime | None:
