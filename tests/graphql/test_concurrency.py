@@ -18,9 +18,8 @@ from tests.graphql.test_chains import path_from
 if TYPE_CHECKING:
     from tests.conftest import GraphQLClient
 
-# Distinct executions written at once, each twice; 40 (80 writes on one session) overran the Neo4j
-# adapter's timeouts on the test server, answering unreachable for a few of them.
-WRITERS = 24
+# Distinct executions written at once, each twice: 80 writes queued on one session at once.
+WRITERS = 40
 STEPS = """query($s: String!) { nodesByType(labels: [TOOL_CALL, TASK], sessionId: $s, first: 500) {
   ... on NodeList { nodes { id ... on ToolCall { seq finishedAt } ... on Task { seq } } } } }"""
 

@@ -8,7 +8,10 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
 * an edge is a relationship of type ``EdgeType.value`` holding the edge's props;
 * ``(:SessionCounter {session_id, seq})`` per session: ``next_seq`` increments it, and a
   transaction for a session write-locks it first, so writers of one session are serialised
-  across processes and replicas and never share a ``seq``;
+  across processes and replicas and never share a ``seq``. Inside one process they first queue
+  in ``_SessionGate`` (FIFO, no connection held), so only writers of other processes ever wait
+  on the server's lock, and a burst of writes to one session never turns into lock waits that
+  run into the round-trip timeout;
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``.
 
@@ -112,6 +115,36 @@ def _detail(exc: BaseException, secret: str | None) -> str:
     if secret:
         text = text.replace(secret, "***")
     return " ".join(text.split())[:300]
+
+
+class _SessionGate:
+    """One FIFO lock per session with writers in this process (dropped when none is left)."""
+
+    def __init__(self) -> None:
+        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+
+    @asynccontextmanager
+    async def hold(self, session_id: str, seconds: float) -> AsyncIterator[None]:
+        """Hold the session's lock; ``StoreUnavailableError`` after ``seconds`` of waiting."""
+        lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
+        self._locks[session_id] = (lock, users + 1)
+        try:
+            try:
+                async with asyncio.timeout(seconds):
+                    await lock.acquire()
+            except TimeoutError as exc:
+                detail = f"Writes to this session queued for more than {seconds:g} s."
+                raise StoreUnavailableError(BACKEND, detail=detail) from exc
+            try:
+                yield
+            finally:
+                lock.release()
+        finally:
+            lock, users = self._locks[session_id]
+            if users == 1:
+                del self._locks[session_id]
+            else:
+                self._locks[session_id] = (lock, users - 1)
 
 
 class _Clock:
@@ -220,6 +253,7 @@ class Neo4jStore(Reads):
         self._connection_timeout = connection_timeout
         self._query_timeout = query_timeout
         self._clock = _Clock()
+        self._gate = _SessionGate()
         self._closed = False
 
     @classmethod
@@ -301,6 +335,14 @@ class Neo4jStore(Reads):
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[_Neo4jTransaction]:
         self._check_open()
+        queue: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        if session_id is not None:
+            queue = self._gate.hold(session_id, self._query_timeout + self._connection_timeout)
+        async with queue, self._open_transaction(session_id) as work:
+            yield work
+
+    @asynccontextmanager
+    async def _open_transaction(self, session_id: str | None) -> AsyncIterator[_Neo4jTransaction]:
         session = self._driver.session(
             database=self._database,
             bookmark_manager=self._driver.execute_query_bookmark_manager,

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from resolvers.errors import StoreWriteError
+from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
 from tests.stores.neo4j.conftest import T0, make_node, open_store
 
@@ -156,6 +156,42 @@ async def test_concurrent_writers_of_one_session_never_share_a_seq(
         await other.aclose()
 
     assert sorted(values) == list(range(1, 21))
+
+
+async def test_a_writer_queued_behind_its_session_gives_up_after_the_round_trip_bound(
+    neo4j_store: Neo4jStore, connection: dict[str, str]
+) -> None:
+    del neo4j_store  # an empty graph
+    store = await open_store(connection, query_timeout=0.3, connection_timeout=0.3)
+    holding, release = asyncio.Event(), asyncio.Event()
+
+    async def hold_session() -> None:
+        async with store.transaction("s1") as tx:
+            await tx.next_seq("s1")
+            holding.set()
+            await release.wait()
+
+    holder = asyncio.create_task(hold_session())
+    try:
+        await holding.wait()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        with pytest.raises(StoreUnavailableError, match="queued for more than"):
+            async with store.transaction("s1"):
+                pass
+        waited = loop.time() - started
+        async with store.transaction("s2") as other:  # another session is not held up
+            other_seq = await other.next_seq("s2")
+        release.set()
+        await holder
+        async with store.transaction("s1") as tx:  # the session is free again
+            after = await tx.next_seq("s1")
+    finally:
+        release.set()
+        await store.aclose()
+
+    assert 0.5 <= waited < 3.0
+    assert (other_seq, after) == (1, 2)
 
 
 async def test_concurrent_identical_writes_converge_on_one_node(
