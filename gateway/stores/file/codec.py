@@ -115,6 +115,10 @@ class Captured:
     seq: dict[str, int]
     parked: list[tuple[str, EdgeRecord]]
 
+    def record_count(self) -> int:
+        """How many records a snapshot of this copy holds."""
+        return len(self.nodes) + len(self.edges) + len(self.seq) + len(self.parked)
+
 
 def capture(graph: MemoryGraph) -> Captured:
     """Copy the graph's contents; call on the event loop, then encode anywhere."""

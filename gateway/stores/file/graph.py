@@ -180,6 +180,12 @@ class MemoryGraph:
             self._by_session_type.get((session, edge_type), {}).pop((source, target), None)
         return old
 
+    def record_count(self) -> int:
+        """Nodes, edges, counters and parked edges: the records a snapshot of it holds."""
+        edges = sum(len(by_pair) for by_pair in self._by_type.values())
+        parked = sum(len(waiting) for waiting in self.parked.values())
+        return len(self.nodes) + edges + len(self.seq) + parked
+
     def all_edges(self) -> Iterator[EdgeRecord]:
         for by_pair in self._by_type.values():
             yield from by_pair.values()

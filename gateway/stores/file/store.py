@@ -67,7 +67,10 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-DEFAULT_SNAPSHOT_EVERY = 200_000  # ops since the last snapshot
+# A snapshot is taken once the log since the last one holds this many ops, or half as many as
+# that snapshot holds records, whichever is more: rewriting the graph then costs O(1) amortised
+# per op however large it grows, and a restart replays at most half the graph's size of log.
+DEFAULT_SNAPSHOT_EVERY = 200_000
 
 
 class _Reads:
@@ -265,9 +268,10 @@ class FileStore(_Reads):
         self._log = log
         self._graph = graph
         self._snapshot_every = snapshot_every
+        self._snapshot_records = graph.record_count()
         self._ops_since_snapshot = 0
         self._write_lock = asyncio.Lock()
-        self._snapshotting = False
+        self._snapshotting: asyncio.Task[None] | None = None
         self._closed = False
         self._in_flight: set[asyncio.Future[None]] = set()
 
@@ -318,22 +322,31 @@ class FileStore(_Reads):
         except LogWriteError as exc:
             await self._reload()
             raise StoreWriteError(f"The write could not be made durable: {exc}") from exc
-        if self._ops_since_snapshot >= self._snapshot_every and not self._snapshotting:
+        threshold = max(self._snapshot_every, self._snapshot_records // 2)
+        if self._ops_since_snapshot >= threshold and self._snapshotting is None:
+            # In the background: the write that crossed the threshold is already durable, and
+            # its caller need not wait for the whole graph to be rewritten.
+            self._snapshotting = asyncio.create_task(self._snapshot_in_background())
+
+    async def _snapshot_in_background(self) -> None:
+        try:
             await self.snapshot()
+        except Exception:
+            # The log still holds everything; the next threshold crossing tries again.
+            logger.exception("automatic snapshot failed")
+        finally:
+            self._snapshotting = None
 
     async def snapshot(self) -> None:
         """Write a snapshot of the current graph and drop the log generations it covers."""
-        self._snapshotting = True
-        try:
-            async with self._write_lock:
-                generation = await self._log.rotate()
-                captured = capture(self._graph)
-                self._ops_since_snapshot = 0
-            payloads = (encode(op) for op in snapshot_ops(captured))
-            await asyncio.to_thread(write_snapshot, self.directory, generation, payloads)
-            await asyncio.to_thread(self._log.drop_generations, generation)
-        finally:
-            self._snapshotting = False
+        async with self._write_lock:
+            generation = await self._log.rotate()
+            captured = capture(self._graph)
+            self._ops_since_snapshot = 0
+            self._snapshot_records = captured.record_count()
+        payloads = (encode(op) for op in snapshot_ops(captured))
+        await asyncio.to_thread(write_snapshot, self.directory, generation, payloads)
+        await asyncio.to_thread(self._log.drop_generations, generation)
 
     async def _reload(self) -> None:
         """After a failed append, rebuild memory from what is durable on disk."""
@@ -362,6 +375,8 @@ class FileStore(_Reads):
         if self._closed:
             return
         self._closed = True
+        if self._snapshotting is not None:
+            await asyncio.shield(self._snapshotting)  # its files must be complete first
         async with self._write_lock:
             await self._log.aclose()
         self._lock.release()

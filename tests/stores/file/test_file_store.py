@@ -7,6 +7,7 @@ Writes go through the real observe use cases, so what is checked is what a mutat
 from __future__ import annotations
 
 import asyncio
+import itertools
 import logging
 import os
 import random
@@ -14,12 +15,14 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
 
+from gateway.stores.file import store as store_module
 from gateway.stores.file.log import CorruptLogError, StoreLockedError
 from gateway.stores.file.store import FileStore
 from resolvers.events import ExecutionObserved, FirstMessageObserved, UploadFileObserved
@@ -32,7 +35,7 @@ from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
 
 if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_values
-    from collections.abc import AsyncIterator, Iterator, Sequence
+    from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -386,6 +389,58 @@ async def test_snapshot_is_taken_automatically_after_enough_ops(tmp_path: Path) 
 
     assert "snapshot.00000000.jsonl" in file_names(tmp_path)
     assert "log.00000000.jsonl" not in file_names(tmp_path)
+
+
+async def test_automatic_snapshots_come_after_half_the_last_ones_size_in_ops(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    written: list[int] = []
+    write_snapshot = store_module.write_snapshot
+
+    def counting(directory: Path, generation: int, payloads: Iterable[bytes]) -> Path:
+        records = list(payloads)
+        written.append(len(records))
+        return write_snapshot(directory, generation, records)
+
+    monkeypatch.setattr(store_module, "write_snapshot", counting)
+    store = await FileStore.open(tmp_path, snapshot_every=1)
+
+    await executions(store, *range(10, 810, 10))  # 80 transactions of ~9 ops
+    before = await contents(store)
+    await store.aclose()
+
+    # Each snapshot waits for half its predecessor's size in new ops, so the sizes grow
+    # geometrically: a handful of rewrites instead of one per transaction.
+    assert 3 <= len(written) <= 16
+    assert all(later >= 1.4 * earlier for earlier, later in itertools.pairwise(written[1:]))
+    assert await reopened_contents(tmp_path) == before
+
+
+async def test_a_write_does_not_wait_for_the_snapshot_it_triggers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    write_snapshot = store_module.write_snapshot
+
+    def blocked(directory: Path, generation: int, payloads: Iterable[bytes]) -> Path:
+        release.wait(timeout=30)
+        return write_snapshot(directory, generation, payloads)
+
+    monkeypatch.setattr(store_module, "write_snapshot", blocked)
+    store = await FileStore.open(tmp_path, snapshot_every=1)
+    try:
+        async with asyncio.timeout(10):
+            await executions(store, 10)  # crosses the threshold: the snapshot starts
+            await executions(store, 20)  # and writes go on while it is being written
+        during = file_names(tmp_path)
+        before = await contents(store)
+    finally:
+        release.set()
+    await store.aclose()
+
+    assert not any(name.startswith("snapshot.") for name in during)
+    assert "snapshot.00000000.jsonl" in file_names(tmp_path)
+    assert await reopened_contents(tmp_path) == before
 
 
 # --- transactions ---------------------------------------------------------------------------
