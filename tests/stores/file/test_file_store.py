@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.stores.file import store as store_module
 from gateway.stores.file.log import CorruptLogError, StoreLockedError
+from gateway.stores.file.snapshot import write_snapshot
 from gateway.stores.file.store import FileStore
 from resolvers.events import ExecutionObserved, FirstMessageObserved, UploadFileObserved
 from resolvers.observe import (
@@ -395,14 +395,13 @@ async def test_automatic_snapshots_come_after_half_the_last_ones_size_in_ops(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     written: list[int] = []
-    write_snapshot = store_module.write_snapshot
 
     def counting(directory: Path, generation: int, payloads: Iterable[bytes]) -> Path:
         records = list(payloads)
         written.append(len(records))
         return write_snapshot(directory, generation, records)
 
-    monkeypatch.setattr(store_module, "write_snapshot", counting)
+    monkeypatch.setattr("gateway.stores.file.store.write_snapshot", counting)
     store = await FileStore.open(tmp_path, snapshot_every=1)
 
     await executions(store, *range(10, 810, 10))  # 80 transactions of ~9 ops
@@ -420,13 +419,12 @@ async def test_a_write_does_not_wait_for_the_snapshot_it_triggers(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     release = threading.Event()
-    write_snapshot = store_module.write_snapshot
 
     def blocked(directory: Path, generation: int, payloads: Iterable[bytes]) -> Path:
         release.wait(timeout=30)
         return write_snapshot(directory, generation, payloads)
 
-    monkeypatch.setattr(store_module, "write_snapshot", blocked)
+    monkeypatch.setattr("gateway.stores.file.store.write_snapshot", blocked)
     store = await FileStore.open(tmp_path, snapshot_every=1)
     try:
         async with asyncio.timeout(10):
