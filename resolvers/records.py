@@ -151,6 +151,16 @@ T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
+class SearchHit:
+    """A node a search matched: how many of the terms it matched, and the best rank
+    (``resolvers.text.SEARCH_FIELDS``) of a field a term matched in."""
+
+    node: NodeRecord
+    matched: int
+    rank: int
+
+
+@dataclass(frozen=True, slots=True)
 class Page(Generic[T]):
     """A bounded slice of a longer ordered list. ``end_cursor`` continues after the slice."""
 

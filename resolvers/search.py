@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import base64
 import binascii
+import heapq
+from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError
-from resolvers.records import Label, NodeRecord, Page
+from resolvers.records import Label, NodeRecord, Page, SearchHit
 from resolvers.resolve import in_scope
-from resolvers.text import best_field_rank, query_terms, searchable_text, tokens
+from resolvers.text import query_terms
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -29,6 +31,8 @@ MAX_FIRST = 500
 MAX_TERMS = 32
 
 _CURSOR_PREFIX = "offset:"
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
 
 
 class MatchMode(StrEnum):
@@ -82,23 +86,21 @@ async def search_nodes(
         raise InvalidInputError("query", f"at most {MAX_TERMS} distinct terms")
     if not terms:
         return Page([], 0, False)
-    found = await store.search(
+    hits = await store.search(
         terms, session_id=session_id, labels=wanted, require_all=mode is MatchMode.ALL_TERMS
     )
-    ranked = sorted(found, key=lambda node: node.id)
-    ranked.sort(key=lambda node: node.created_at, reverse=True)
-    ranked.sort(key=lambda node: _rank(terms, node))
-    items = ranked[offset : offset + first]
-    truncated = offset + len(items) < len(ranked)
+    # Only the pages up to this one are ordered: O(matches · log(offset + first)).
+    best = heapq.nsmallest(offset + first, hits, key=_order)
+    items = [hit.node for hit in best[offset:]]
+    truncated = offset + len(items) < len(hits)
     cursor = encode_cursor(offset + len(items)) if truncated else None
-    return Page(items, len(ranked), truncated, cursor)
+    return Page(items, len(hits), truncated, cursor)
 
 
-def _rank(terms: Sequence[str], node: NodeRecord) -> tuple[int, int]:
-    """``(-matched terms, best field rank)``: smaller is better."""
-    node_tokens = tokens(searchable_text(node.props))
-    matched = sum(any(token.startswith(term) for token in node_tokens) for term in terms)
-    return -matched, best_field_rank(terms, node.props)
+def _order(hit: SearchHit) -> tuple[int, int, int, str]:
+    """More terms matched, then a better field, then newer, then by id."""
+    age = (_EPOCH - hit.node.created_at) // _MICROSECOND  # exact, unlike a float timestamp
+    return -hit.matched, hit.rank, age, hit.node.id
 
 
 async def nodes_by_type(

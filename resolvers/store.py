@@ -32,6 +32,7 @@ if TYPE_CHECKING:
         Label,
         NodeRecord,
         Page,
+        SearchHit,
     )
 
 ChainPosition = tuple[str, int]
@@ -124,8 +125,10 @@ class GraphReader(Protocol):
         session_id: str | None = None,
         labels: Sequence[Label] | None = None,
         require_all: bool = False,
-    ) -> list[NodeRecord]:
-        """Live nodes matching any (or, with ``require_all``, every) term. Unordered."""
+    ) -> list[SearchHit]:
+        """Live nodes matching any (or, with ``require_all``, every) term, each with the number
+        of terms it matched and the best field rank of a match (``resolvers.text.match_rank``
+        over ``resolvers.text.token_ranks``). Unordered."""
         ...
 
 

@@ -68,20 +68,28 @@ def searchable_text(props: Mapping[str, Any]) -> str:
     return " ".join(_field_text(props.get(name)) for name in SEARCH_FIELDS if props.get(name))
 
 
-def term_matches(term: str, text: str) -> bool:
-    return any(token.startswith(term) for token in tokens(text))
-
-
-def best_field_rank(terms: Iterable[str], props: Mapping[str, Any]) -> int:
-    """The rank of the best field in which any term matches (5 when none does)."""
-    best = 5
-    for name, rank in SEARCH_FIELDS.items():
-        if rank >= best:
-            break
+def token_ranks(props: Mapping[str, Any]) -> dict[str, int]:
+    """Every index token of a node's searchable fields (``tokens(searchable_text(props))``),
+    with the best rank of a field it occurs in."""
+    ranks: dict[str, int] = {}
+    for name, rank in SEARCH_FIELDS.items():  # best rank first
         value = props.get(name)
-        if value and any(term_matches(term, _field_text(value)) for term in terms):
-            best = rank
-    return best
+        if value:
+            for token in tokens(_field_text(value)):
+                ranks.setdefault(token, rank)
+    return ranks
+
+
+def match_rank(terms: Iterable[str], ranks: Mapping[str, int]) -> tuple[int, int]:
+    """``(terms matched, best field rank of a match)`` of a node with these ``token_ranks``:
+    a term matches a token it is a prefix of; the rank is 5 when nothing matched."""
+    matched, best = 0, 5
+    for term in terms:
+        found = [rank for token, rank in ranks.items() if token.startswith(term)]
+        if found:
+            matched += 1
+            best = min(best, *found)
+    return matched, best
 
 
 def _field_text(value: Any) -> str:

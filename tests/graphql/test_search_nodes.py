@@ -43,6 +43,33 @@ async def test_more_matched_terms_rank_first(gql: GraphQLClient) -> None:
     assert found == ["Paper:s1|https://x.org/b", "Paper:s1|https://x.org/a"]
 
 
+async def test_a_better_field_ranks_first_then_the_newer_node_and_pages_keep_that_order(
+    gql: GraphQLClient,
+) -> None:
+    in_abstract = b.paper("x.org/a", "Signalling review", abstract="Kinase inhibitors")
+    older_title = b.paper("x.org/b", "Kinase atlas")
+    newer_title = b.paper("x.org/c", "Kinases in tumours")
+    for number, found in enumerate((in_abstract, older_title, newer_title)):
+        await b.tool_call(gql, "s1", f"subtask:mcp:q{number}", 10 + number, papers=[found])
+    pages = """query($after: String) { searchNodes(query: "kinase", sessionId: "s1", first: 1,
+      after: $after) { ... on NodeList { total endCursor nodes { id } } } }"""
+
+    whole = await search(gql, "kinase")
+    paged: list[str] = []
+    after = None
+    for _ in range(4):
+        page = (await gql.execute(pages, after=after))["searchNodes"]
+        paged += [found["id"] for found in page["nodes"]]
+        after = page["endCursor"]
+        if after is None:
+            break
+
+    expected = ["Paper:s1|https://x.org/c", "Paper:s1|https://x.org/b", "Paper:s1|https://x.org/a"]
+    assert whole == expected
+    assert paged == expected
+    assert page["total"] == 3
+
+
 async def test_terms_match_whole_words_not_substrings(gql: GraphQLClient) -> None:
     await papers(gql, "s1", b.paper("x.org/a", "We mention nothing"))
 

@@ -7,7 +7,8 @@ them in transactions and makes changes durable. Indexes:
 * live listing order (creation order) per label and per session, and per (session, label);
 * adjacency per node, edge type and direction; edges per type and per (session, type);
 * chains: a sorted list of ``(chain_at, seq, id)`` per ``(session, parent scope)``;
-* search: token -> session -> ids, plus a sorted token list for prefix lookups;
+* search: token -> session -> id -> best rank of a field holding the token, plus a sorted
+  token list for prefix lookups;
 * parked edges by the id they wait for; the per-session ``seq`` counters.
 """
 
@@ -15,12 +16,12 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from sortedcontainers import SortedList
 
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, Page
-from resolvers.text import searchable_text, tokens
+from resolvers.text import token_ranks
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator, Sequence
@@ -28,6 +29,7 @@ if TYPE_CHECKING:
     from resolvers.store import ChainPosition
 
 _Ids = dict[str, None]  # an insertion-ordered set of ids
+V = TypeVar("V")
 ChainId = tuple[str, str | None]
 EdgeKey = tuple[EdgeType, str, str]
 
@@ -53,7 +55,7 @@ class MemoryGraph:
         self._by_type: dict[EdgeType, dict[tuple[str, str], EdgeRecord]] = {}
         self._by_session_type: dict[tuple[str, EdgeType], dict[tuple[str, str], None]] = {}
         self._chains: dict[ChainId, SortedList] = {}
-        self._terms: dict[str, dict[str, _Ids]] = {}
+        self._terms: dict[str, dict[str, dict[str, int]]] = {}
         self._term_list: SortedList = SortedList()
 
     # --- nodes ---------------------------------------------------------------------------
@@ -110,12 +112,13 @@ class MemoryGraph:
                     _insert_ordered(index, node.id, self._order)
                 else:
                     index.pop(node.id, None)
-        old_terms = tokens(searchable_text(old.props)) if old_live and old else set()
-        new_terms = tokens(searchable_text(new.props)) if new_live and new else set()
+        old_terms = token_ranks(old.props) if old_live and old else {}
+        new_terms = token_ranks(new.props) if new_live and new else {}
         if old is not None:
-            self._unindex_terms(old, old_terms - new_terms)
+            self._unindex_terms(old, old_terms.keys() - new_terms.keys())
         if new is not None:
-            self._index_terms(new, new_terms - old_terms)
+            changed = new_terms.items() - old_terms.items()
+            self._index_terms(new, changed if old_terms else new_terms.items())
 
     def _reindex_version(self, old: NodeRecord | None, new: NodeRecord | None) -> None:
         if old is not None and old.label is Label.ARTIFACT:
@@ -127,15 +130,15 @@ class MemoryGraph:
                 int(new.get("version", 0))
             ] = new.id
 
-    def _index_terms(self, node: NodeRecord, terms: set[str]) -> None:
-        for token in terms:
+    def _index_terms(self, node: NodeRecord, terms: Iterable[tuple[str, int]]) -> None:
+        for token, rank in terms:
             sessions = self._terms.get(token)
             if sessions is None:
                 sessions = self._terms[token] = {}
                 self._term_list.add(token)
-            sessions.setdefault(node.session_id, {})[node.id] = None
+            sessions.setdefault(node.session_id, {})[node.id] = rank
 
-    def _unindex_terms(self, node: NodeRecord, terms: set[str]) -> None:
+    def _unindex_terms(self, node: NodeRecord, terms: Iterable[str]) -> None:
         for token in terms:
             sessions = self._terms.get(token, {})
             _discard(sessions, node.session_id, node.id)
@@ -295,18 +298,19 @@ class MemoryGraph:
         after = self.nodes[members[high][2]] if high < len(members) else None
         return before, after
 
-    def search(self, term: str, session_id: str | None) -> set[str]:
-        """Ids of live nodes with a token starting with ``term``."""
-        found: set[str] = set()
+    def search(self, term: str, session_id: str | None) -> dict[str, int]:
+        """Live nodes with a token starting with ``term``: id -> best rank of such a token."""
+        found: dict[str, int] = {}
         for token in self._term_list.irange(minimum=term):
             if not token.startswith(term):
                 break
             sessions = self._terms[token]
-            if session_id is None:
-                for ids in sessions.values():
-                    found.update(ids)
-            else:
-                found.update(sessions.get(session_id, {}))
+            if session_id is not None:
+                sessions = {session_id: sessions[session_id]} if session_id in sessions else {}
+            for ranks in sessions.values():
+                for node_id, rank in ranks.items():
+                    if rank < found.get(node_id, rank + 1):
+                        found[node_id] = rank
         return found
 
     def next_seq(self, session_id: str) -> int:
@@ -342,7 +346,7 @@ def _insert_ordered(index: _Ids, node_id: str, order: dict[str, int]) -> None:
     index.update(dict.fromkeys(items))
 
 
-def _discard(index: dict[str, _Ids], key: str, node_id: str) -> None:
+def _discard(index: dict[str, dict[str, V]], key: str, node_id: str) -> None:
     ids = index.get(key)
     if ids is not None:
         ids.pop(node_id, None)

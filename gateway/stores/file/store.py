@@ -56,6 +56,7 @@ from resolvers.records import (
     Label,
     NodeRecord,
     Page,
+    SearchHit,
     utc_now,
 )
 
@@ -156,17 +157,19 @@ class _Reads:
         session_id: str | None = None,
         labels: Sequence[Label] | None = None,
         require_all: bool = False,
-    ) -> list[NodeRecord]:
-        matches = [self._graph.search(term, session_id) for term in terms]
+    ) -> list[SearchHit]:
+        matches = [self._graph.search(term, session_id) for term in dict.fromkeys(terms)]
         if not matches:
             return []
-        ids = set.intersection(*matches) if require_all else set.union(*matches)
-        nodes = (self._graph.nodes.get(node_id) for node_id in ids)
-        return [
-            node
-            for node in nodes
-            if node is not None and not node.deleted and (labels is None or node.label in labels)
-        ]
+        ids = set(matches[0]).intersection(*matches[1:]) if require_all else set().union(*matches)
+        hits = []
+        for node_id in ids:
+            node = self._graph.nodes.get(node_id)
+            if node is None or node.deleted or (labels is not None and node.label not in labels):
+                continue
+            ranks = [found[node_id] for found in matches if node_id in found]
+            hits.append(SearchHit(node, len(ranks), min(ranks)))
+        return hits
 
 
 class _FileTransaction(_Reads):

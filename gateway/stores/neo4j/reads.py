@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from gateway.stores.neo4j import cypher
 from gateway.stores.neo4j.records import chain_pos, chain_scope, to_edge, to_node
-from resolvers.records import Label, Page, split_node_id
+from resolvers.records import Label, Page, SearchHit, split_node_id
+from resolvers.text import match_rank, token_ranks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -181,8 +182,22 @@ class Reads:
         session_id: str | None = None,
         labels: Sequence[Label] | None = None,
         require_all: bool = False,
-    ) -> list[NodeRecord]:
+    ) -> list[SearchHit]:
+        """Matching nodes from Cypher; how well each matched is computed here, by the rules of
+        ``resolvers.text`` (the stored tokens carry no field ranks)."""
         wanted = list(dict.fromkeys(terms))
+        return [
+            SearchHit(node, *match_rank(wanted, token_ranks(node.props)))
+            for node in await self._search_nodes(wanted, session_id, labels, require_all)
+        ]
+
+    async def _search_nodes(
+        self,
+        wanted: list[str],
+        session_id: str | None,
+        labels: Sequence[Label] | None,
+        require_all: bool,
+    ) -> list[NodeRecord]:
         # Tokens hold word characters only: a term with any other character matches nothing.
         possible = [term for term in wanted if term.isalnum() or not term]
         if not possible or (require_all and len(possible) < len(wanted)):

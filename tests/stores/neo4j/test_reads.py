@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
+from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, SearchHit
 from resolvers.writes import CHAIN_START
 from tests.stores.neo4j.conftest import make_node
 
@@ -65,11 +65,11 @@ async def test_search_matches_prefixes_of_whole_words(neo4j_store: Neo4jStore) -
     all_terms = await neo4j_store.search(["tp53", "mut"], require_all=True)
     any_term = await neo4j_store.search(["tp53", "tumour"])
 
-    assert {node.id for node in by_prefix} == {mention.id, other.id}
+    assert {hit.node.id for hit in by_prefix} == {mention.id, other.id}
     assert inside_word == []
-    assert in_session == [other]
-    assert all_terms == [mention]
-    assert {node.id for node in any_term} == {mention.id, other.id}
+    assert in_session == [SearchHit(other, 1, 4)]  # one term, in `content` (rank 4)
+    assert all_terms == [SearchHit(mention, 2, 4)]
+    assert {hit.node.id for hit in any_term} == {mention.id, other.id}
 
 
 async def test_a_chinese_term_matches_inside_a_run_of_chinese(neo4j_store: Neo4jStore) -> None:
@@ -79,8 +79,8 @@ async def test_a_chinese_term_matches_inside_a_run_of_chinese(neo4j_store: Neo4j
     across = await neo4j_store.search(["抑制基因"])
     in_session = await neo4j_store.search(["基因"], session_id="s1")
 
-    assert across == [paper]
-    assert in_session == [paper]
+    assert across == [SearchHit(paper, 1, 0)]  # in the title
+    assert in_session == [SearchHit(paper, 1, 0)]
 
 
 async def test_search_filters_labels_and_refuses_impossible_terms(
@@ -95,9 +95,9 @@ async def test_search_filters_labels_and_refuses_impossible_terms(
     empty_term = await neo4j_store.search([""], labels=[Label.EVIDENCE])
     nothing = await neo4j_store.search([])
 
-    assert only_claims == [claim]
+    assert [hit.node for hit in only_claims] == [claim]
     assert punctuated == []
-    assert empty_term == [evidence]
+    assert [hit.node for hit in empty_term] == [evidence]
     assert nothing == []
 
 
@@ -108,7 +108,7 @@ async def test_a_transaction_searches_its_own_writes(neo4j_store: Neo4jStore) ->
         await tx.put_node(claim)
         found = await tx.search(["uncommit"])
 
-    assert found == [claim]
+    assert [hit.node for hit in found] == [claim]
 
 
 async def test_soft_deleted_nodes_are_skipped_by_listings_and_search(
@@ -135,7 +135,7 @@ async def test_soft_deleted_nodes_are_skipped_by_listings_and_search(
     assert in_session.items == [live, code]
     assert edges.items == [produces[0]]
     assert (edges.total, edges.truncated) == (1, False)
-    assert found == [live]
+    assert [hit.node for hit in found] == [live]
     assert await neo4j_store.get_nodes([gone.id]) == [gone]
     assert await neo4j_store.artifact_versions("fig") == [live, gone]
 
