@@ -69,7 +69,7 @@ from resolvers.records import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Sequence
 
 
 BACKEND: Final = Backend.NEO4J.value
@@ -164,6 +164,18 @@ class _Neo4jTransaction(Reads):
     def __init__(self, tx: neo4j.AsyncTransaction, store: Neo4jStore) -> None:
         self._tx = tx
         self._store = store
+        # The nodes this transaction wrote, as written. Reading one back could only return the
+        # same record (a concurrent writer of that node waits for this commit), so it costs no
+        # round trip: a use case checks an edge's endpoints right after writing them.
+        self._written: dict[str, NodeRecord] = {}
+
+    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        unknown = [node_id for node_id in dict.fromkeys(ids) if node_id not in self._written]
+        fetched = (
+            dict(zip(unknown, await super().get_nodes(unknown), strict=True)) if unknown else {}
+        )
+        written = self._written
+        return [written[node_id] if node_id in written else fetched[node_id] for node_id in ids]
 
     async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
         async with self._store._errors():
@@ -179,11 +191,13 @@ class _Neo4jTransaction(Reads):
             props=node_properties(node),
             order=self._store._clock(),
         )
+        self._written[node.id] = node
 
     async def delete_node(self, node_id: str) -> bool:
         label = label_of(node_id)
         if label is None:
             return False
+        self._written.pop(node_id, None)
         (record,) = await self._fetch(cypher.DELETE_NODE[label], id=node_id)
         return int(record["deleted"]) > 0
 

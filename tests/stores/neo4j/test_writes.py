@@ -122,6 +122,25 @@ async def test_an_edge_to_a_missing_node_is_refused(neo4j_store: Neo4jStore) -> 
     assert await neo4j_store.count_nodes() == 0
 
 
+async def test_a_transaction_reads_its_written_nodes_as_written_until_it_deletes_them(
+    neo4j_store: Neo4jStore,
+) -> None:
+    updated = CALL.with_props(status="completed")
+
+    async with neo4j_store.transaction("s1") as tx:
+        await tx.put_node(CALL)
+        first = await tx.get_nodes([CALL.id, CODE.id, CALL.id])
+        await tx.put_node(updated)
+        second = await tx.get_nodes([CALL.id])
+        await tx.delete_node(CALL.id)
+        third = await tx.get_nodes([CALL.id])
+
+    assert first == [CALL, None, CALL]
+    assert second == [updated]
+    assert third == [None]
+    assert await neo4j_store.get_nodes([CALL.id]) == [None]
+
+
 async def test_delete_node_removes_its_edges_and_says_whether_it_existed(
     neo4j_store: Neo4jStore,
 ) -> None:
