@@ -203,6 +203,8 @@ class Runtime:
                 self.state.neo4j_user or self.settings.neo4j_user,
                 self.state.neo4j_password,
                 connection_timeout=self.settings.neo4j_timeout,
+                # A statement may take the request's whole time budget, never longer.
+                query_timeout=self.settings.query_timeout_seconds,
             )
             try:
                 self._neo4j_memory = await Neo4jMemoryStore.open(store)

@@ -14,6 +14,9 @@ DATA_DIR        data directory                   ~/.science-agent/memory-graph
 NEO4J_URI       Bolt URI                         bolt://127.0.0.1:7687
 NEO4J_USER      Neo4j user                       neo4j
 NEO4J_PASSWORD  Neo4j password                   (none)
+NEO4J_TIMEOUT   seconds to connect to Neo4j, and 3
+                a statement's slack beyond
+                QUERY_TIMEOUT_SECONDS
 LOG_LEVEL       logging level                    INFO
 FSYNC           1 = fsync before acknowledging   1
 LOG_FORMAT      text | json (JSON lines)         text
@@ -111,6 +114,7 @@ class Settings:
             neo4j_uri=get("NEO4J_URI") or defaults.neo4j_uri,
             neo4j_user=get("NEO4J_USER") or defaults.neo4j_user,
             neo4j_password=get("NEO4J_PASSWORD"),
+            neo4j_timeout=_seconds("NEO4J_TIMEOUT", get("NEO4J_TIMEOUT"), defaults.neo4j_timeout),
             log_level=(get("LOG_LEVEL") or defaults.log_level).upper(),
             fsync=(get("FSYNC") or "1") not in {"0", "false", "no"},
             max_depth=_positive_int("MAX_DEPTH", get("MAX_DEPTH"), defaults.max_depth),

@@ -130,11 +130,13 @@ def test_every_limit_is_read() -> None:
         MAX_BODY_BYTES="8000",
         QUERY_TIMEOUT_SECONDS="2.5",
         INTROSPECTION="0",
+        NEO4J_TIMEOUT="1.5",
     )
 
     assert (settings.max_depth, settings.max_aliases, settings.max_tokens) == (5, 6, 700)
     assert (settings.max_body_bytes, settings.query_timeout_seconds) == (8000, 2.5)
     assert settings.introspection is False
+    assert settings.neo4j_timeout == 1.5
 
 
 @pytest.mark.parametrize("name", ["MAX_DEPTH", "MAX_ALIASES", "MAX_TOKENS", "MAX_BODY_BYTES"])
@@ -144,7 +146,8 @@ def test_a_limit_must_be_a_whole_number_of_1_or_more(name: str, value: str) -> N
         from_env(**{name: value})
 
 
+@pytest.mark.parametrize("name", ["QUERY_TIMEOUT_SECONDS", "NEO4J_TIMEOUT"])
 @pytest.mark.parametrize("value", ["0", "-1", "nan", "inf", "soon"])
-def test_the_query_timeout_must_be_a_positive_number_of_seconds(value: str) -> None:
-    with pytest.raises(SettingsError, match=f"{PREFIX}QUERY_TIMEOUT_SECONDS"):
-        from_env(QUERY_TIMEOUT_SECONDS=value)
+def test_a_timeout_must_be_a_positive_number_of_seconds(name: str, value: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}{name}"):
+        from_env(**{name: value})
