@@ -41,7 +41,6 @@ __all__ = [
 LOG_NAME = re.compile(r"log\.(\d{8})\.jsonl")
 SNAPSHOT_NAME = re.compile(r"snapshot\.(\d{8})\.jsonl")
 SNAPSHOT_FILE = re.compile(r"snapshot\.(\d{8})\.jsonl(?:\.tmp)?")
-_CRC = re.compile(rb"[0-9a-f]{8}")
 
 
 class CorruptLogError(Exception):
@@ -58,15 +57,15 @@ def encode_line(payload: bytes) -> bytes:
 
 def decode_line(line: bytes) -> bytes | None:
     """The payload of a line read with its newline; None if the line is torn or corrupt."""
-    if not line.endswith(b"\n") or line[8:9] != b" " or not _CRC.fullmatch(line[:8]):
-        return None
     payload = line[9:-1]
-    if int(line[:8], 16) != zlib.crc32(payload):
+    # Comparing with the checksum as written checks its form too: 8 lowercase hex digits.
+    if line[8:9] != b" " or line[-1:] != b"\n" or line[:8] != b"%08x" % zlib.crc32(payload):
         return None
-    try:
-        payload.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    if not payload.isascii():  # ASCII is UTF-8; only other text needs the full check
+        try:
+            payload.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
     return payload
 
 

@@ -5,10 +5,11 @@ them in transactions and makes changes durable. Indexes:
 
 * ``nodes`` by global id, ``_by_key`` by domain key, ``_versions`` by artifact id;
 * live listing order (creation order) per label and per session, and per (session, label);
-* adjacency per node, edge type and direction; edges per type and per (session, type);
+* adjacency per edge type, direction and node; edges per type and per (session, type);
 * chains: a sorted list of ``(chain_at, seq, id)`` per ``(session, parent scope)``;
 * search: token -> session -> id -> best rank of a field holding the token, plus a sorted
-  token list for prefix lookups;
+  token list for prefix lookups. A graph being loaded may leave it to be built afterwards
+  (``deferred_terms``, then ``index_deferred_terms`` in steps): nothing else waits for it;
 * parked edges by the id they wait for; the per-session ``seq`` counters.
 """
 
@@ -16,15 +17,18 @@ from __future__ import annotations
 
 import heapq
 import itertools
+from contextlib import contextmanager
+from operator import attrgetter
 from typing import TYPE_CHECKING, TypeVar
 
 from sortedcontainers import SortedList
 
+from gateway.stores.file.groups import Groups
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, Page
 from resolvers.text import token_ranks
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Sequence
 
     from resolvers.store import ChainPosition
 
@@ -32,6 +36,8 @@ _Ids = dict[str, None]  # an insertion-ordered set of ids
 V = TypeVar("V")
 ChainId = tuple[str, str | None]
 EdgeKey = tuple[EdgeType, str, str]
+_source_of: Callable[[EdgeRecord], str] = attrgetter("source")
+_target_of: Callable[[EdgeRecord], str] = attrgetter("target")
 
 
 class MemoryGraph:
@@ -43,20 +49,26 @@ class MemoryGraph:
         self.parked: dict[str, dict[EdgeKey, EdgeRecord]] = {}
         self._order: dict[str, int] = {}
         self._counter = itertools.count(1)
-        self._by_key: dict[str, _Ids] = {}
+        self._by_key: Groups[str] = Groups(str)  # a node id is its own key in its group
         self._versions: dict[str, dict[int, str]] = {}
         self._by_label: dict[Label, _Ids] = {}
         self._by_session: dict[str, _Ids] = {}
         self._by_session_label: dict[tuple[str, Label], _Ids] = {}
         self._all_by_session: dict[str, _Ids] = {}
         self._by_project: dict[str, _Ids] = {}
-        self._out: dict[str, dict[EdgeType, dict[str, EdgeRecord]]] = {}
-        self._in: dict[str, dict[EdgeType, dict[str, EdgeRecord]]] = {}
+        # Per edge type, then node (not per node, then type): no dict per node and direction.
+        self._out = {edge_type: Groups(_target_of) for edge_type in EdgeType}
+        self._in = {edge_type: Groups(_source_of) for edge_type in EdgeType}
         self._by_type: dict[EdgeType, dict[tuple[str, str], EdgeRecord]] = {}
         self._by_session_type: dict[tuple[str, EdgeType], dict[tuple[str, str], None]] = {}
         self._chains: dict[ChainId, SortedList] = {}
         self._terms: dict[str, dict[str, dict[str, int]]] = {}
         self._term_list: SortedList = SortedList()
+        # Ids whose current record's terms the search index lacks, while it is built after a
+        # load; None once it is complete. Written nodes stay in it: the builder indexes the
+        # record that is current when it gets there, so no record is indexed twice.
+        self._unindexed: set[str] | None = None
+        self._deferring = False
 
     # --- nodes ---------------------------------------------------------------------------
 
@@ -75,24 +87,54 @@ class MemoryGraph:
         node = self.nodes.get(node_id)
         if node is None:
             return None
-        edges = list(self._touching(node_id))
+        edges = self._touching(node_id)
         for edge in edges:
             self.delete_edge(edge.type, edge.source, edge.target)
         del self.nodes[node_id]
         self._reindex(node, None)
         self._order.pop(node_id, None)
-        self._out.pop(node_id, None)
-        self._in.pop(node_id, None)
         return node, edges
+
+    @contextmanager
+    def deferred_terms(self) -> Iterator[None]:
+        """Leave the search terms of the nodes put meanwhile out of the index (a load defers
+        them, then ``index_deferred_terms`` adds them while the graph is already in use)."""
+        self._unindexed = set() if self._unindexed is None else self._unindexed
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
+            if not self._unindexed:
+                self._unindexed = None
+
+    @property
+    def terms_complete(self) -> bool:
+        """Whether every live node's terms are in the search index (``search`` needs it)."""
+        return self._unindexed is None
+
+    def index_deferred_terms(self, limit: int) -> bool:
+        """Index the terms of up to ``limit`` deferred nodes; True once none is left."""
+        unindexed = self._unindexed
+        if unindexed is None:
+            return True
+        for _ in range(min(limit, len(unindexed))):
+            node = self.nodes[unindexed.pop()]
+            if not node.deleted:
+                self._index_terms(node, token_ranks(node.props).items())
+        if unindexed:
+            return False
+        self._unindexed = None
+        return True
 
     def _reindex(self, old: NodeRecord | None, new: NodeRecord | None) -> None:
         if old is not None:
-            _discard(self._by_key, old.key, old.id)
+            self._by_key.remove(old.key, old.id)
             _discard(self._all_by_session, old.session_id, old.id)
             if old.get("project_id") is not None:
                 _discard(self._by_project, str(old.get("project_id")), old.id)
         if new is not None:
-            self._by_key.setdefault(new.key, {})[new.id] = None
+            self._by_key.add(new.key, new.id)
             self._all_by_session.setdefault(new.session_id, {})[new.id] = None
             if new.label is Label.ARTIFACT and new.get("project_id") is not None:
                 self._by_project.setdefault(str(new.get("project_id")), {})[new.id] = None
@@ -101,17 +143,24 @@ class MemoryGraph:
             if old is not None and old.seq > 0:
                 self._chains[_chain_of(old)].discard(_position_of(old))
             if new is not None and new.seq > 0:
-                self._chains.setdefault(_chain_of(new), SortedList()).add(_position_of(new))
+                chain = self._chains.get(_chain_of(new))
+                if chain is None:  # not setdefault: an unused SortedList costs microseconds
+                    chain = self._chains[_chain_of(new)] = SortedList()
+                chain.add(_position_of(new))
         old_live = old is not None and not old.deleted
         new_live = new is not None and not new.deleted
         if old_live != new_live:
             node = new if new_live else old
             assert node is not None
             for index in self._listings(node):
-                if new_live:
-                    _insert_ordered(index, node.id, self._order)
-                else:
+                if not new_live:
                     index.pop(node.id, None)
+                elif old is None:
+                    index[node.id] = None  # a new node is the newest of all: it goes last
+                else:
+                    _insert_ordered(index, node.id, self._order)
+        if self._defer_terms(old, new):
+            return
         old_terms = token_ranks(old.props) if old_live and old else {}
         new_terms = token_ranks(new.props) if new_live and new else {}
         if old is not None:
@@ -119,6 +168,22 @@ class MemoryGraph:
         if new is not None:
             changed = new_terms.items() - old_terms.items()
             self._index_terms(new, changed if old_terms else new_terms.items())
+
+    def _defer_terms(self, old: NodeRecord | None, new: NodeRecord | None) -> bool:
+        """Whether this change leaves the index alone (its node's terms are deferred)."""
+        unindexed = self._unindexed
+        if unindexed is None:
+            return False
+        node = new if new is not None else old
+        assert node is not None
+        if node.id in unindexed:
+            if new is None:
+                unindexed.discard(node.id)
+            return True
+        if old is None and self._deferring:
+            unindexed.add(node.id)
+            return True
+        return False
 
     def _reindex_version(self, old: NodeRecord | None, new: NodeRecord | None) -> None:
         if old is not None and old.label is Label.ARTIFACT:
@@ -131,12 +196,16 @@ class MemoryGraph:
             ] = new.id
 
     def _index_terms(self, node: NodeRecord, terms: Iterable[tuple[str, int]]) -> None:
+        by_token, session_id, node_id = self._terms, node.session_id, node.id
         for token, rank in terms:
-            sessions = self._terms.get(token)
+            sessions = by_token.get(token)
             if sessions is None:
-                sessions = self._terms[token] = {}
+                sessions = by_token[token] = {}
                 self._term_list.add(token)
-            sessions.setdefault(node.session_id, {})[node.id] = rank
+            ids = sessions.get(session_id)
+            if ids is None:
+                ids = sessions[session_id] = {}
+            ids[node_id] = rank
 
     def _unindex_terms(self, node: NodeRecord, terms: Iterable[str]) -> None:
         for token in terms:
@@ -156,27 +225,26 @@ class MemoryGraph:
     # --- edges ---------------------------------------------------------------------------
 
     def get_edge(self, edge_type: EdgeType, source: str, target: str) -> EdgeRecord | None:
-        return self._out.get(source, {}).get(edge_type, {}).get(target)
+        return self._out[edge_type].get(source, target)
 
     def put_edge(self, edge: EdgeRecord) -> EdgeRecord | None:
         """Insert or replace; returns the previous record."""
         old = self.get_edge(edge.type, edge.source, edge.target)
-        self._out.setdefault(edge.source, {}).setdefault(edge.type, {})[edge.target] = edge
-        self._in.setdefault(edge.target, {}).setdefault(edge.type, {})[edge.source] = edge
-        self._by_type.setdefault(edge.type, {})[(edge.source, edge.target)] = edge
+        self._out[edge.type].add(edge.source, edge)
+        self._in[edge.type].add(edge.target, edge)
+        pair = (edge.source, edge.target)  # one tuple shared by both indexes
+        self._by_type.setdefault(edge.type, {})[pair] = edge
         session = self._common_session(edge)
         if session is not None and old is None:
-            self._by_session_type.setdefault((session, edge.type), {})[
-                (edge.source, edge.target)
-            ] = None
+            self._by_session_type.setdefault((session, edge.type), {})[pair] = None
         return old
 
     def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> EdgeRecord | None:
         old = self.get_edge(edge_type, source, target)
         if old is None:
             return None
-        del self._out[source][edge_type][target]
-        del self._in[target][edge_type][source]
+        self._out[edge_type].remove(source, target)
+        self._in[edge_type].remove(target, source)
         del self._by_type[edge_type][(source, target)]
         session = self._common_session(old)
         if session is not None:
@@ -199,34 +267,37 @@ class MemoryGraph:
             return None
         return source.session_id
 
-    def _touching(self, node_id: str) -> Iterator[EdgeRecord]:
-        for adjacency in (self._out.get(node_id, {}), self._in.get(node_id, {})):
-            for by_other in adjacency.values():
-                yield from list(by_other.values())
+    def _touching(self, node_id: str) -> list[EdgeRecord]:
+        return [
+            edge
+            for adjacency in (self._out, self._in)
+            for by_node in adjacency.values()
+            for edge in by_node.members(node_id)
+        ]
 
     def expand(
         self, ids: Iterable[str], edge_type: EdgeType, direction: Direction
     ) -> list[EdgeRecord]:
-        adjacency = self._out if direction is Direction.OUT else self._in
+        by_node = (self._out if direction is Direction.OUT else self._in)[edge_type]
         result: list[EdgeRecord] = []
         for node_id in ids:
-            result.extend(adjacency.get(node_id, {}).get(edge_type, {}).values())
+            result.extend(by_node.members(node_id))
         return result
 
     def edges_among(self, ids: Sequence[str], types: Sequence[EdgeType] | None) -> list[EdgeRecord]:
         wanted = set(ids)
+        wanted_types = EdgeType if types is None else dict.fromkeys(types)
+        adjacency = [self._out[edge_type] for edge_type in wanted_types]
         result: list[EdgeRecord] = []
         for node_id in wanted:
-            for edge_type, by_target in self._out.get(node_id, {}).items():
-                if types is not None and edge_type not in types:
-                    continue
-                result.extend(edge for target, edge in by_target.items() if target in wanted)
+            for by_node in adjacency:
+                result.extend(e for e in by_node.members(node_id) if e.target in wanted)
         return result
 
     # --- lookups and listings ------------------------------------------------------------
 
     def by_key(self, key: str) -> list[NodeRecord]:
-        return [self.nodes[node_id] for node_id in self._by_key.get(key, {})]
+        return [self.nodes[node_id] for node_id in self._by_key.members(key)]
 
     def session_ids(self, session_id: str) -> list[str]:
         return list(self._all_by_session.get(session_id, {}))
@@ -271,10 +342,7 @@ class MemoryGraph:
             total += len(keys)
             # zip binds edge_type now; a generator expression would read it after the loop.
             pairs.append(zip(itertools.repeat(edge_type), reversed(keys), strict=False))
-        live = (
-            self._out[source][edge_type][target]
-            for edge_type, (source, target) in itertools.chain(*pairs)
-        )
+        live = (self._by_type[edge_type][pair] for edge_type, pair in itertools.chain(*pairs))
         edges = list(itertools.islice(live, offset, offset + limit))
         return Page(edges, total, offset + len(edges) < total)
 
@@ -300,6 +368,8 @@ class MemoryGraph:
 
     def search(self, term: str, session_id: str | None) -> dict[str, int]:
         """Live nodes with a token starting with ``term``: id -> best rank of such a token."""
+        if self._unindexed is not None:
+            raise RuntimeError("the search index is still being built")
         found: dict[str, int] = {}
         for token in self._term_list.irange(minimum=term):
             if not token.startswith(term):
@@ -335,7 +405,7 @@ def _position_of(node: NodeRecord) -> tuple[str, int, str]:
 
 
 def _insert_ordered(index: _Ids, node_id: str, order: dict[str, int]) -> None:
-    """Insert keeping creation order (a replay or re-index may insert an older node late)."""
+    """Insert keeping creation order (a node that comes back to life may be older than some)."""
     if not index or order[next(reversed(index))] < order[node_id]:
         index[node_id] = None
         return

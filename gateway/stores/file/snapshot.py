@@ -26,7 +26,6 @@ from gateway.stores.file.framing import (
     encode_line,
     fsync_directory,
     list_generations,
-    read_records,
     snapshot_path,
 )
 
@@ -68,7 +67,7 @@ def read_latest_snapshot(directory: Path) -> tuple[int, Iterator[bytes]] | None:
         path = snapshot_path(directory, generation)
         body_length = _snapshot_body_length(path)
         if body_length is not None:
-            return generation, read_records(path, body_length)
+            return generation, _validated_payloads(path, body_length)
         logger.warning("ignoring incomplete or corrupt snapshot %s", path)
     return None
 
@@ -96,6 +95,18 @@ def _snapshot_body_length(path: Path) -> int | None:
             offset += len(line)
             count += 1
     return last_at if count and last == _trailer(count - 1) else None
+
+
+def _validated_payloads(path: Path, limit: int) -> Iterator[bytes]:
+    """The payloads of the lines before byte ``limit``, without checking them again: the file
+    was validated just before (checksums are a fifth of the time it takes to load)."""
+    offset = 0
+    with path.open("rb") as file:
+        for line in file:
+            if offset >= limit:
+                return
+            offset += len(line)
+            yield line[9:-1]
 
 
 def _delete_older_snapshots(directory: Path, generation: int) -> None:

@@ -13,6 +13,9 @@ log in commit order and fsync'ed (shared with concurrent commits: group commit) 
 generations after it; a torn tail is truncated, corruption mid-file refuses to start. Disk I/O
 runs on the log's writer thread or in worker threads, never on the event loop. Reads are served
 from in-memory indexes (``gateway.stores.file.graph``) in time proportional to their result.
+The search-term index is built after the store is open, in short steps on the event loop: every
+other read and every write is served at once, and ``search`` waits for the index (cancelling
+the caller, as its time budget does, stops only the wait).
 """
 
 from __future__ import annotations
@@ -72,12 +75,16 @@ logger = logging.getLogger(__name__)
 # that snapshot holds records, whichever is more: rewriting the graph then costs O(1) amortised
 # per op however large it grows, and a restart replays at most half the graph's size of log.
 DEFAULT_SNAPSHOT_EVERY = 200_000
+# Nodes whose search terms are indexed per step of the background build, between two yields to
+# the event loop: about 5 ms of work (50 µs a node), so the loop keeps serving while it runs.
+TERM_INDEX_STEP = 100
 
 
 class _Reads:
     """The read primitives, shared by the store and its transactions."""
 
     _graph: MemoryGraph
+    _terms_indexed: asyncio.Event
 
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
         nodes = self._graph.nodes
@@ -158,6 +165,8 @@ class _Reads:
         labels: Sequence[Label] | None = None,
         require_all: bool = False,
     ) -> list[SearchHit]:
+        while not self._graph.terms_complete:
+            await self._terms_indexed.wait()
         matches = [self._graph.search(term, session_id) for term in dict.fromkeys(terms)]
         if not matches:
             return []
@@ -175,8 +184,9 @@ class _Reads:
 class _FileTransaction(_Reads):
     """Applies changes to the graph at once, recording redo ops (for the log) and undo steps."""
 
-    def __init__(self, graph: MemoryGraph) -> None:
+    def __init__(self, graph: MemoryGraph, terms_indexed: asyncio.Event) -> None:
         self._graph = graph
+        self._terms_indexed = terms_indexed
         self.ops: list[Op] = []
         self._undo: list[Callable[[], object]] = []
 
@@ -277,6 +287,8 @@ class FileStore(_Reads):
         self._snapshotting: asyncio.Task[None] | None = None
         self._closed = False
         self._in_flight: set[asyncio.Future[None]] = set()
+        self._terms_indexed = asyncio.Event()
+        self._indexing: asyncio.Task[None] | None = None
 
     @classmethod
     async def open(
@@ -297,14 +309,16 @@ class FileStore(_Reads):
         except BaseException:
             lock.release()
             raise
-        return cls(directory, lock, log, graph, snapshot_every)
+        store = cls(directory, lock, log, graph, snapshot_every)
+        store._index_terms_in_background()
+        return store
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
         async with self._write_lock:
-            tx = _FileTransaction(self._graph)
+            tx = _FileTransaction(self._graph, self._terms_indexed)
             try:
                 yield tx
                 # Encoded before the lock is released: a change that cannot be logged (text
@@ -357,7 +371,30 @@ class FileStore(_Reads):
             # Appends started before the failure settle first, so memory matches the disk.
             await asyncio.gather(*self._in_flight, return_exceptions=True)
             self._graph = await asyncio.to_thread(_replay, self.directory, self._log)
+            self._index_terms_in_background()
         logger.warning("file store reloaded from disk after a failed write")
+
+    def _index_terms_in_background(self) -> None:
+        """Build the search-term index the load deferred, unless it is complete."""
+        if self._graph.terms_complete:
+            self._terms_indexed.set()
+            return
+        self._terms_indexed.clear()
+        if self._indexing is None or self._indexing.done():
+            self._indexing = asyncio.create_task(self._index_deferred_terms())
+
+    async def _index_deferred_terms(self) -> None:
+        complete = False
+        try:
+            while not complete:
+                await asyncio.sleep(0)  # the loop serves everything else between two steps
+                # The current graph: a reload may have replaced the one this started on.
+                complete = self._graph.index_deferred_terms(TERM_INDEX_STEP)
+        except Exception:
+            # Searches keep waiting (each within its caller's time budget); say why.
+            logger.exception("building the search-term index failed")
+            raise
+        self._terms_indexed.set()
 
     def capture(self) -> Captured:
         """A consistent copy of every record (for migration and export)."""
@@ -378,6 +415,9 @@ class FileStore(_Reads):
         if self._closed:
             return
         self._closed = True
+        if self._indexing is not None:
+            self._indexing.cancel()
+            await asyncio.gather(self._indexing, return_exceptions=True)
         if self._snapshotting is not None:
             await asyncio.shield(self._snapshotting)  # its files must be complete first
         async with self._write_lock:
@@ -394,18 +434,20 @@ def _replay(directory: Path, log: RecordLog) -> MemoryGraph:
     graph = MemoryGraph()
     after = -1
     snapshot = read_latest_snapshot(directory)
+    strings: dict[str, str] = {}
     # The graph holds no reference cycles (reference counting frees it), so the cyclic
     # collector only rescans the growing heap while loading; pause it, then move what was
     # loaded out of its generations so serving never walks the whole graph either.
     gc.disable()
     try:
-        if snapshot is not None:
-            after, payloads = snapshot
-            for payload in payloads:
-                apply_op(graph, decode(payload))
-        for payload in log.replay(after_generation=after):
-            for op in decode(payload)["ops"]:
-                apply_op(graph, op)
+        with graph.deferred_terms():
+            if snapshot is not None:
+                after, payloads = snapshot
+                for payload in payloads:
+                    apply_op(graph, decode(payload), strings)
+            for payload in log.replay(after_generation=after):
+                for op in decode(payload)["ops"]:
+                    apply_op(graph, op, strings)
     finally:
         gc.enable()
     gc.freeze()
