@@ -278,21 +278,16 @@ class MemoryGraph:
     def expand(
         self, ids: Iterable[str], edge_type: EdgeType, direction: Direction
     ) -> list[EdgeRecord]:
-        by_node = (self._out if direction is Direction.OUT else self._in)[edge_type]
-        result: list[EdgeRecord] = []
-        for node_id in ids:
-            result.extend(by_node.members(node_id))
-        return result
+        return (self._out if direction is Direction.OUT else self._in)[edge_type].members_of(ids)
 
     def edges_among(self, ids: Sequence[str], types: Sequence[EdgeType] | None) -> list[EdgeRecord]:
         wanted = set(ids)
-        wanted_types = EdgeType if types is None else dict.fromkeys(types)
-        adjacency = [self._out[edge_type] for edge_type in wanted_types]
-        result: list[EdgeRecord] = []
-        for node_id in wanted:
-            for by_node in adjacency:
-                result.extend(e for e in by_node.members(node_id) if e.target in wanted)
-        return result
+        return [
+            edge
+            for edge_type in (EdgeType if types is None else dict.fromkeys(types))
+            for edge in self._out[edge_type].members_in(wanted)
+            if edge.target in wanted
+        ]
 
     # --- lookups and listings ------------------------------------------------------------
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Collection
+    from collections.abc import Callable, Collection, Iterable, Set
 
 M = TypeVar("M")
 
@@ -37,6 +37,26 @@ class Groups(Generic[M]):
         if isinstance(found, dict):
             return found.values()
         return (found,)
+
+    def members_of(self, groups: Iterable[str]) -> list[M]:
+        """The members of each of ``groups``, group after group (one call for many groups:
+        walks read adjacency this way, so it costs a lookup per group and nothing more)."""
+        found_all: list[M] = []
+        lookup = self._groups.get
+        for group in groups:
+            found = lookup(group)
+            if found is None:
+                continue
+            if isinstance(found, dict):
+                found_all.extend(found.values())
+            else:
+                found_all.append(found)
+        return found_all
+
+    def members_in(self, groups: Set[str]) -> list[M]:
+        """``members_of`` in no particular order: the groups that have members are found by a
+        set intersection (in C), so the many without any cost next to nothing."""
+        return self.members_of(self._groups.keys() & groups)
 
     def get(self, group: str, key: str) -> M | None:
         found = self._groups.get(group)
