@@ -56,3 +56,16 @@ def test_removing_shrinks_a_group_and_then_drops_it() -> None:
     assert regrown == ["cherry", "apple"]
     assert list(groups.members("g")) == []
     assert groups.get("g", "a") is None
+
+
+def test_members_of_many_groups_come_group_after_group() -> None:
+    groups = first_letter_groups()
+    groups.add("g1", "apple")
+    groups.add("g2", "berry")
+    groups.add("g2", "cherry")
+
+    in_order = groups.members_of(["g2", "none", "g1"])
+    found = groups.members_in({"g1", "g2", "none"})
+
+    assert in_order == ["berry", "cherry", "apple"]
+    assert sorted(found) == ["apple", "berry", "cherry"]
