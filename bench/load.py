@@ -376,8 +376,15 @@ async def _load(
         await asyncio.gather(*everyone)
         return None, time.monotonic()
     async with asyncio.TaskGroup() as group:
+        tally = callers[0].tally
         outage = group.create_task(
-            run_outage(plan.outage, started, url, deadline + plan.drain_seconds)
+            run_outage(
+                plan.outage,
+                started,
+                url,
+                deadline + plan.drain_seconds,
+                ready=lambda: any(tally.acknowledged.values()),
+            )
         )
         await asyncio.gather(*everyone)
         ended = time.monotonic()

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import httpx
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 SERVER = Path(__file__).resolve().parents[1] / "tools" / "neo4j-test-server" / "run.sh"
 SERVER_TIMEOUT = 240.0  # one run.sh stop or start, including a JVM start on a busy machine
@@ -129,11 +129,17 @@ async def wait_settled(http: httpx.AsyncClient, url: str, deadline: float) -> fl
     return None
 
 
-async def run_outage(outage: Outage, origin: float, url: str, deadline: float) -> Timeline:
-    """Stop the server at ``origin + outage.start``, restart it ``outage.duration`` seconds after
-    it stopped, and watch the gateway at ``url`` until it is settled (or ``deadline``)."""
+async def run_outage(
+    outage: Outage, origin: float, url: str, deadline: float, ready: Callable[[], bool]
+) -> Timeline:
+    """Stop the server at ``origin + outage.start`` once ``ready()`` (the load has had a write
+    acknowledged: on a slow machine the first ones can take longer than START), restart it
+    ``outage.duration`` seconds after it stopped, and watch the gateway at ``url`` until it is
+    settled (or ``deadline``)."""
     timeline = Timeline()
     await asyncio.sleep(max(0.0, origin + outage.start - time.monotonic()))
+    while not ready() and time.monotonic() < deadline:  # noqa: ASYNC110 -- a tally, no event
+        await asyncio.sleep(POLL)
     async with httpx.AsyncClient(timeout=httpx.Timeout(30.0)) as http, asyncio.TaskGroup() as group:
         timeline.stop_sent = time.monotonic()
         group.create_task(_watch(http, url, timeline, deadline))

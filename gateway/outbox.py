@@ -1,17 +1,19 @@
 """The outbox: observe events journalled while the selected Neo4j is unreachable.
 
 ``<dataDir>/outbox`` holds a checksummed record log (``gateway.stores.file.log``) of events,
-each durable before the mutation answers ``queued: true``. ``drain`` applies them in order and
-then marks them consumed with an empty snapshot of the generation it drained, so a restart
-resumes after it. Applying an event is idempotent, so a drain interrupted half-way is simply
-repeated.
+each durable before the mutation answers ``queued: true``. ``drain`` applies them — each
+session's in the order they were journalled, several sessions at once — and then marks them
+consumed with an empty snapshot of the generation it drained, so a restart resumes after it.
+Applying an event is idempotent, so a drain interrupted half-way is simply repeated.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+from collections import Counter
 from typing import TYPE_CHECKING
 
 from gateway.stores.file.log import (
@@ -23,21 +25,30 @@ from gateway.stores.file.log import (
 from resolvers.events import Event, event_from_dict, event_to_dict
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Iterator
     from pathlib import Path
+
+# Sessions replayed at once: their events are independent (each session's stay in order).
+REPLAY_SESSIONS = 8
 
 
 class Outbox:
     """A durable FIFO of events. Use ``await Outbox.open(directory)``."""
 
     def __init__(
-        self, directory: Path, lock: DirectoryLock, log: RecordLog, base: int, pending: int
+        self,
+        directory: Path,
+        lock: DirectoryLock,
+        log: RecordLog,
+        base: int,
+        sessions: Counter[str],
     ) -> None:
         self._directory = directory
         self._lock = lock
         self._log = log
         self._base = base
-        self._pending = pending
+        self._pending = sessions.total()
+        self._sessions = sessions  # journalled events per session, until their drain completes
         self._draining = asyncio.Lock()
         # Held while appending and while a drain counts and rotates: an append in flight at the
         # rotation would land in the drained generation uncounted and be dropped with it.
@@ -47,16 +58,21 @@ class Outbox:
     async def open(cls, directory: Path, *, fsync: bool = True) -> Outbox:
         lock = await asyncio.to_thread(DirectoryLock.acquire, directory)
         try:
-            log, base, pending = await asyncio.to_thread(_load, directory, fsync)
+            log, base, sessions = await asyncio.to_thread(_load, directory, fsync)
         except BaseException:
             lock.release()
             raise
-        return cls(directory, lock, log, base, pending)
+        return cls(directory, lock, log, base, sessions)
 
     @property
     def pending(self) -> int:
         """Events journalled and not yet applied."""
         return self._pending
+
+    def holds(self, session_id: str) -> bool:
+        """Whether events of ``session_id`` are journalled and not yet drained: a new one must
+        queue behind them to keep the session's order."""
+        return self._sessions[session_id] > 0
 
     async def append(self, event: Event) -> None:
         """Journal ``event``; returns once it is durable."""
@@ -64,11 +80,16 @@ class Outbox:
         async with self._appending:
             await self._log.append(payload.encode())
             self._pending += 1
+            self._sessions[event.session_id] += 1
 
-    async def drain(self, apply: Callable[[Event], Awaitable[object]]) -> int:
-        """Apply every event journalled so far, in order; returns how many were applied.
+    async def drain(
+        self, apply: Callable[[Event], Awaitable[object]], *, sessions: int = REPLAY_SESSIONS
+    ) -> int:
+        """Apply every event journalled so far — each session's in order, up to ``sessions``
+        sessions at once — and return how many were applied.
 
-        An exception from ``apply`` stops the drain; the events stay journalled."""
+        An exception from ``apply`` stops the drain (the other sessions' events in flight are
+        cancelled) and propagates; every event stays journalled."""
         async with self._draining:
             async with self._appending:
                 count = self._pending
@@ -76,18 +97,39 @@ class Outbox:
                     return 0
                 generation = await self._log.rotate()
             payloads = await asyncio.to_thread(self._read, count)
+            queues: dict[str, list[Event]] = {}
+            for payload in payloads:
+                event = event_from_dict(json.loads(payload))
+                queues.setdefault(event.session_id, []).append(event)
             applied = 0
+
+            async def replay(work: Iterator[list[Event]]) -> None:
+                nonlocal applied
+                for events in work:  # shared: each worker takes the next session
+                    for event in events:
+                        await apply(event)
+                        applied += 1
+                        self._pending -= 1
+
+            work = iter(queues.values())
+            workers = [
+                asyncio.ensure_future(replay(work)) for _ in range(min(sessions, len(queues)))
+            ]
             try:
-                for payload in payloads:
-                    await apply(event_from_dict(json.loads(payload)))
-                    applied += 1
-                    self._pending -= 1
+                await asyncio.gather(*workers)
             except BaseException:
+                for worker in workers:
+                    worker.cancel()
+                with contextlib.suppress(BaseException):
+                    await asyncio.gather(*workers, return_exceptions=True)
                 self._pending += applied
                 raise
             await asyncio.to_thread(write_snapshot, self._directory, generation, [])
             await asyncio.to_thread(self._log.drop_generations, generation)
             self._base = generation
+            for session_id, events in queues.items():
+                self._sessions[session_id] -= len(events)
+            self._sessions = +self._sessions  # forget sessions with nothing left
             return applied
 
     def _read(self, count: int) -> list[bytes]:
@@ -98,9 +140,12 @@ class Outbox:
         self._lock.release()
 
 
-def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, int]:
+def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, Counter[str]]:
     log = RecordLog.open(directory, fsync=fsync)
     snapshot = read_latest_snapshot(directory)
     base = snapshot[0] if snapshot is not None else -1
-    pending = sum(1 for _ in log.replay(after_generation=base))
-    return log, base, pending
+    sessions = Counter(
+        event_from_dict(json.loads(payload)).session_id
+        for payload in log.replay(after_generation=base)
+    )
+    return log, base, sessions

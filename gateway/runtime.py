@@ -168,11 +168,13 @@ class Runtime:
             raise MemoryGraphDisabledError()
         validate_event(event)
         neo4j = self._stores.get(Backend.NEO4J)
-        if neo4j is not None and self.outbox.pending == 0:
+        # A session with journalled events queues behind them (its order is kept); the others
+        # are written at once, also while the outbox replays.
+        if neo4j is not None and not self.outbox.holds(event.session_id):
             try:
                 return await APPLY[type(event)](neo4j, event)
-            except StoreUnavailableError:
-                logger.warning("neo4j unreachable; journalling a %s event", event.kind)
+            except StoreUnavailableError as exc:
+                logger.warning("journalling a %s event: %s", event.kind, exc.message)
         await self.outbox.append(event)
         self._wake.set()
         raise StoreUnavailableError(Backend.NEO4J.value, queued=True)
@@ -221,23 +223,35 @@ class Runtime:
     async def _supervise(self) -> None:
         """Reconnect to a selected Neo4j and replay the outbox, until the app stops."""
         while True:
+            paused = False
             if self.state.enabled and self.state.backend is Backend.NEO4J:
-                await self.replay_outbox()
-            # asyncio.timeout, not wait_for: wait_for can swallow a cancellation (Python 3.11).
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(self.settings.reconnect_seconds):
-                    await self._wake.wait()
+                paused = await self.replay_outbox() is None
+            if paused:
+                # Not at every queued write while Neo4j is away: one attempt per interval.
+                await asyncio.sleep(self.settings.reconnect_seconds)
+            else:
+                # asyncio.timeout, not wait_for: wait_for can swallow a cancellation (3.11).
+                with contextlib.suppress(TimeoutError):
+                    async with asyncio.timeout(self.settings.reconnect_seconds):
+                        await self._wake.wait()
             self._wake.clear()
 
-    async def replay_outbox(self) -> int:
-        """Apply journalled events to Neo4j if it answers; returns how many were applied."""
-        if self.outbox is None or not await self._connect_neo4j():
+    async def replay_outbox(self) -> int | None:
+        """Apply journalled events to Neo4j if it answers; returns how many were applied, or
+        ``None`` when Neo4j did not answer (the events stay journalled)."""
+        if self.outbox is None:
+            return 0
+        if not await self._connect_neo4j():
+            return None
+        if self.outbox.pending == 0:
             return 0
         try:
+            # A ping first: a drain starts a new journal generation and reads the journal.
+            await self._stores[Backend.NEO4J].ping()
             return await self.outbox.drain(self._apply_queued)
         except StoreUnavailableError as exc:
             logger.warning("outbox replay paused, neo4j unreachable: %s", exc.message)
-            return 0
+            return None
 
     async def _apply_queued(self, event: Event) -> None:
         try:

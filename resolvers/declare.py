@@ -87,7 +87,7 @@ async def declare_evidence(store: GraphStore, event: EvidenceDeclared) -> Eviden
         found.append(await _write_evidence(writer, e, source))
 
     result = await run_write(store, event, body)
-    return EvidenceResult(found[0], result.written)
+    return EvidenceResult(found[-1], result.written)  # the last run's (it may be retried)
 
 
 async def _evidence_source(tx: GraphReader, e: EvidenceDeclared) -> NodeRecord:
@@ -179,7 +179,7 @@ async def declare_claim(store: GraphStore, event: ClaimDeclared) -> ClaimResult:
         found.append((claim, chips))
 
     result = await run_write(store, event, body)
-    claim, chips = found[0]
+    claim, chips = found[-1]  # the last run's (it may be retried)
     return ClaimResult(claim, chips, result.written)
 
 

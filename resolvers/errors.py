@@ -48,12 +48,19 @@ class MemoryGraphDisabledError(DomainError):
 
 
 class StoreUnavailableError(DomainError):
-    def __init__(self, backend: str, *, queued: bool = False, detail: str = "") -> None:
+    """The backend did not serve the request. ``transient``: it answered, but refused this
+    attempt (a deadlock or lock timeout between concurrent writers); the same write may succeed
+    in a new transaction."""
+
+    def __init__(
+        self, backend: str, *, queued: bool = False, detail: str = "", transient: bool = False
+    ) -> None:
         suffix = "; the write was queued and will be replayed" if queued else ""
         text = f"The {backend} memory graph is unreachable{suffix}."
         super().__init__(f"{text} {detail}".strip())
         self.backend = backend
         self.queued = queued
+        self.transient = transient
 
 
 class NodeNotFoundError(DomainError):

@@ -7,9 +7,12 @@ in-order stream (late goals, scopes, versions and inputs are attached when they 
 
 from __future__ import annotations
 
+import asyncio
+import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from resolvers.errors import StoreUnavailableError
 from resolvers.events import (
     ArtifactDeclared,
     Event,
@@ -42,6 +45,8 @@ if TYPE_CHECKING:
 
 E = TypeVar("E", bound=Event)
 
+WRITE_ATTEMPTS = 3
+RETRY_PAUSE = 0.05  # seconds, times the attempt number, jittered
 TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timed_out", "error"})
 SUBAGENT_FALLBACK_SUMMARY = "Subagent completed without a text response."
 
@@ -58,12 +63,24 @@ class WriteResult:
 async def run_write(
     store: GraphStore, event: E, body: Callable[[Writer, E], Awaitable[None]]
 ) -> WriteResult:
-    """Validate ``event`` and apply ``body`` to it in one transaction."""
+    """Validate ``event`` and apply ``body`` to it in one transaction.
+
+    A transaction the store refused as a conflict with concurrent writers (``transient``) is
+    rolled back and ``body`` runs again in a new one, at most ``WRITE_ATTEMPTS`` times in all:
+    only the last run of ``body`` counts."""
     validate_event(event)
-    async with store.transaction(event.session_id) as tx:
-        writer = Writer(tx, event.received_at)
-        await body(writer, event)
-    return WriteResult(writer.written, list(writer.touched))
+    attempt = 1
+    while True:
+        try:
+            async with store.transaction(event.session_id) as tx:
+                writer = Writer(tx, event.received_at)
+                await body(writer, event)
+            return WriteResult(writer.written, list(writer.touched))
+        except StoreUnavailableError as exc:
+            if not exc.transient or attempt == WRITE_ATTEMPTS:
+                raise
+        await asyncio.sleep(random.uniform(0.5, 1.5) * RETRY_PAUSE * attempt)
+        attempt += 1
 
 
 def normalise_status(status: str) -> str:

@@ -66,14 +66,21 @@ async def test_drained_events_are_not_replayed_again(tmp_path: Path) -> None:
     assert applied == [_event(1), _event(2)]
 
 
-async def test_an_interrupted_drain_keeps_the_remaining_events(tmp_path: Path) -> None:
+def _step(session: str, number: int) -> FirstMessageObserved:
+    return FirstMessageObserved(
+        session_id=session, goal_id=f"goal:session:{session}", core_objective=f"step {number}"
+    )
+
+
+async def test_an_interrupted_drain_keeps_every_event_journalled(tmp_path: Path) -> None:
     outbox = await Outbox.open(tmp_path)
-    for number in range(3):
-        await outbox.append(_event(number))
+    steps = [_step("s1", number) for number in range(3)]
+    for step in steps:
+        await outbox.append(step)
     applied: list[Event] = []
 
     async def failing_apply(event: Event) -> None:
-        if event == _event(1):
+        if event == steps[1]:
             raise ConnectionError("backend went away")
         applied.append(event)
 
@@ -82,13 +89,43 @@ async def test_an_interrupted_drain_keeps_the_remaining_events(tmp_path: Path) -
 
     with pytest.raises(ConnectionError):
         await outbox.drain(failing_apply)
-    pending_after_failure = outbox.pending
+    pending_after_failure = (outbox.pending, outbox.holds("s1"))
     await outbox.drain(apply)
     await outbox.aclose()
 
-    assert pending_after_failure == 3
-    assert applied == [_event(0), _event(0), _event(1), _event(2)]
-    assert outbox.pending == 0
+    assert pending_after_failure == (3, True)
+    assert applied == [steps[0], steps[0], steps[1], steps[2]]
+    assert (outbox.pending, outbox.holds("s1")) == (0, False)
+
+
+async def test_sessions_replay_side_by_side_each_in_its_own_order(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    sessions = [f"s{number}" for number in range(6)]
+    journalled = [_step(session, number) for number in range(4) for session in sessions]
+    for event in journalled:
+        await outbox.append(event)
+    held = [outbox.holds(session) for session in sessions]
+    applied: list[Event] = []
+    running = peak = 0
+
+    async def apply(event: Event) -> None:
+        nonlocal running, peak
+        running += 1
+        peak = max(peak, running)
+        await asyncio.sleep(0.001)
+        running -= 1
+        applied.append(event)
+
+    await outbox.drain(apply, sessions=4)
+    await outbox.aclose()
+
+    assert held == [True] * 6
+    assert peak == 4
+    for session in sessions:
+        mine = [event for event in journalled if event.session_id == session]
+        assert [event for event in applied if event.session_id == session] == mine
+    assert sorted(map(repr, applied)) == sorted(map(repr, journalled))
+    assert not any(outbox.holds(session) for session in sessions)
 
 
 async def test_a_second_process_cannot_share_the_outbox(tmp_path: Path) -> None:

@@ -340,7 +340,11 @@ class FileStore(_Reads):
             await self._reload()
             raise StoreWriteError(f"The write could not be made durable: {exc}") from exc
         threshold = max(self._snapshot_every, self._snapshot_records // 2)
-        if self._ops_since_snapshot >= threshold and self._snapshotting is None:
+        if (
+            self._ops_since_snapshot >= threshold
+            and self._snapshotting is None
+            and not self._closed  # a write that settles after aclose() began
+        ):
             # In the background: the write that crossed the threshold is already durable, and
             # its caller need not wait for the whole graph to be rewritten.
             self._snapshotting = asyncio.create_task(self._snapshot_in_background())

@@ -80,6 +80,8 @@ _UNAVAILABLE_CODES: Final = (
     "Neo.ClientError.Cluster.",
     "Neo.ClientError.Database.",  # e.g. the configured database does not exist
 )
+# Concurrent transactions in each other's way (deadlock, lock timeout): worth a new attempt.
+_CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)
 
 
 @asynccontextmanager
@@ -103,7 +105,9 @@ async def _driver_errors(
             raise StoreWriteError(f"Refused by a Neo4j constraint: {exc.message}") from exc
         if not code.startswith(_UNAVAILABLE_CODES):
             raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer
-        raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
+        transient = code.startswith(_CONFLICT_CODES)
+        detail = _detail(exc, secret)
+        raise StoreUnavailableError(BACKEND, detail=detail, transient=transient) from exc
     except mapped as exc:
         raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
 
@@ -396,7 +400,12 @@ class Neo4jStore(Reads):
             tx.cancel()
 
     async def ping(self) -> None:
-        await self._auto_commit(cypher.PING, {}, neo4j.READ_ACCESS, self._connection_timeout)
+        try:
+            await self._auto_commit(cypher.PING, {}, neo4j.READ_ACCESS, self._connection_timeout)
+        except QueryLimitExceededError as exc:  # a server too busy to answer at all, e.g. starting
+            raise StoreUnavailableError(
+                BACKEND, detail="The server did not answer in time."
+            ) from exc
 
     async def count_nodes(self) -> int:
         (record,) = await self._fetch(cypher.COUNT_NODES)

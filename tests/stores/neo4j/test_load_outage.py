@@ -27,8 +27,10 @@ from bench.outage import Outage
 from bench.tally import report
 
 LONG = os.environ.get("GATEWAY_LONG_TESTS") == "1"
+# The outage starts once a write was acknowledged (3 s in at the earliest): 10 s of load leave
+# time for reads and writes against the stopped server even on a slow machine.
 SHORT_PLAN = LoadPlan(
-    seconds=6.0, clients=8, outage=Outage(start=3.0, duration=2.0), drain_seconds=300.0
+    seconds=10.0, clients=8, outage=Outage(start=3.0, duration=2.0), drain_seconds=300.0
 )
 LONG_PLAN = LoadPlan(seconds=60.0, clients=64, outage=Outage(start=20.0, duration=15.0))
 

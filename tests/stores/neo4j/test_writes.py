@@ -213,6 +213,35 @@ async def test_a_writer_queued_behind_its_session_gives_up_after_the_round_trip_
     assert (other_seq, after) == (1, 2)
 
 
+async def test_a_deadlock_between_two_writers_refuses_one_of_them_as_transient(
+    neo4j_store: Neo4jStore, connection: dict[str, str]
+) -> None:
+    first, second = make_node(Label.CODE, "a"), make_node(Label.CODE, "b")
+    async with neo4j_store.transaction() as tx:
+        await tx.put_node(first)
+        await tx.put_node(second)
+    other = await open_store(connection)
+    both_locked = asyncio.Barrier(2)
+
+    async def cross(store: Neo4jStore, one: NodeRecord, two: NodeRecord) -> None:
+        async with store.transaction() as tx:
+            await tx.put_node(one.with_props(touched=True))
+            await both_locked.wait()
+            await tx.put_node(two.with_props(touched=True))
+
+    try:
+        outcomes = await asyncio.gather(
+            cross(neo4j_store, first, second), cross(other, second, first), return_exceptions=True
+        )
+    finally:
+        await other.aclose()
+
+    refused = [outcome for outcome in outcomes if isinstance(outcome, BaseException)]
+    assert len(refused) == 1
+    assert isinstance(refused[0], StoreUnavailableError)
+    assert refused[0].transient
+
+
 async def test_concurrent_identical_writes_converge_on_one_node(
     neo4j_store: Neo4jStore, connection: dict[str, str]
 ) -> None:
