@@ -69,6 +69,7 @@ class MemoryGraph:
         # record that is current when it gets there, so no record is indexed twice.
         self._unindexed: set[str] | None = None
         self._deferring = False
+        self._index_queue: Iterator[str] = iter(())  # the deferred ids, in load order
 
     # --- nodes ---------------------------------------------------------------------------
 
@@ -105,7 +106,12 @@ class MemoryGraph:
             yield
         finally:
             self._deferring = False
-            if not self._unindexed:
+            if self._unindexed:
+                # In load order, not the set's: a session's nodes were loaded together, so
+                # the index entries of its terms are still in the cache for the next node.
+                unindexed = self._unindexed
+                self._index_queue = iter([i for i in self.nodes if i in unindexed])
+            else:
                 self._unindexed = None
 
     @property
@@ -118,13 +124,15 @@ class MemoryGraph:
         unindexed = self._unindexed
         if unindexed is None:
             return True
-        for _ in range(min(limit, len(unindexed))):
-            node = self.nodes[unindexed.pop()]
-            if not node.deleted:
-                self._index_terms(node, token_ranks(node.props).items())
+        for node_id in itertools.islice(self._index_queue, limit):
+            if node_id in unindexed:  # else deleted meanwhile
+                unindexed.remove(node_id)
+                node = self.nodes[node_id]
+                if not node.deleted:
+                    self._index_terms(node, token_ranks(node.props).items())
         if unindexed:
             return False
-        self._unindexed = None
+        self._unindexed, self._index_queue = None, iter(())
         return True
 
     def _reindex(self, old: NodeRecord | None, new: NodeRecord | None) -> None:

@@ -398,6 +398,7 @@ class FileStore(_Reads):
             # Searches keep waiting (each within its caller's time budget); say why.
             logger.exception("building the search-term index failed")
             raise
+        gc.freeze()  # the index joins the loaded graph, out of the cyclic collector's walks
         self._terms_indexed.set()
 
     def capture(self) -> Captured:
