@@ -7,8 +7,8 @@ them in transactions and makes changes durable. Indexes:
 * live listing order (creation order) per label and per session, and per (session, label);
 * adjacency per edge type, direction and node; edges per type and per (session, type);
 * chains: a sorted list of ``(chain_at, seq, id)`` per ``(session, parent scope)``;
-* search: token -> session -> id -> best rank of a field holding the token, plus a sorted
-  token list for prefix lookups. A graph being loaded may leave it to be built afterwards
+* search: token -> session -> id -> best rank of a field holding the token
+  (``gateway.stores.file.terms``); a graph being loaded may leave it to be built afterwards
   (``deferred_terms``, then ``index_deferred_terms`` in steps): nothing else waits for it;
 * parked edges by the id they wait for; the per-session ``seq`` counters.
 """
@@ -17,23 +17,22 @@ from __future__ import annotations
 
 import heapq
 import itertools
-from contextlib import contextmanager
 from operator import attrgetter
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING
 
 from sortedcontainers import SortedList
 
-from gateway.stores.file.groups import Groups
+from gateway.stores.file.groups import Groups, discard
+from gateway.stores.file.terms import TermIndex
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, Page
-from resolvers.text import token_ranks
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
+    from contextlib import AbstractContextManager
 
     from resolvers.store import ChainPosition
 
 _Ids = dict[str, None]  # an insertion-ordered set of ids
-V = TypeVar("V")
 ChainId = tuple[str, str | None]
 EdgeKey = tuple[EdgeType, str, str]
 _source_of: Callable[[EdgeRecord], str] = attrgetter("source")
@@ -62,14 +61,7 @@ class MemoryGraph:
         self._by_type: dict[EdgeType, dict[tuple[str, str], EdgeRecord]] = {}
         self._by_session_type: dict[tuple[str, EdgeType], dict[tuple[str, str], None]] = {}
         self._chains: dict[ChainId, SortedList] = {}
-        self._terms: dict[str, dict[str, dict[str, int]]] = {}
-        self._term_list: SortedList = SortedList()
-        # Ids whose current record's terms the search index lacks, while it is built after a
-        # load; None once it is complete. Written nodes stay in it: the builder indexes the
-        # record that is current when it gets there, so no record is indexed twice.
-        self._unindexed: set[str] | None = None
-        self._deferring = False
-        self._index_queue: Iterator[str] = iter(())  # the deferred ids, in load order
+        self._terms = TermIndex()
 
     # --- nodes ---------------------------------------------------------------------------
 
@@ -96,51 +88,26 @@ class MemoryGraph:
         self._order.pop(node_id, None)
         return node, edges
 
-    @contextmanager
-    def deferred_terms(self) -> Iterator[None]:
+    def deferred_terms(self) -> AbstractContextManager[None]:
         """Leave the search terms of the nodes put meanwhile out of the index (a load defers
         them, then ``index_deferred_terms`` adds them while the graph is already in use)."""
-        self._unindexed = set() if self._unindexed is None else self._unindexed
-        self._deferring = True
-        try:
-            yield
-        finally:
-            self._deferring = False
-            if self._unindexed:
-                # In load order, not the set's: a session's nodes were loaded together, so
-                # the index entries of its terms are still in the cache for the next node.
-                unindexed = self._unindexed
-                self._index_queue = iter([i for i in self.nodes if i in unindexed])
-            else:
-                self._unindexed = None
+        return self._terms.deferred(self.nodes)
 
     @property
     def terms_complete(self) -> bool:
         """Whether every live node's terms are in the search index (``search`` needs it)."""
-        return self._unindexed is None
+        return self._terms.complete
 
     def index_deferred_terms(self, limit: int) -> bool:
         """Index the terms of up to ``limit`` deferred nodes; True once none is left."""
-        unindexed = self._unindexed
-        if unindexed is None:
-            return True
-        for node_id in itertools.islice(self._index_queue, limit):
-            if node_id in unindexed:  # else deleted meanwhile
-                unindexed.remove(node_id)
-                node = self.nodes[node_id]
-                if not node.deleted:
-                    self._index_terms(node, token_ranks(node.props).items())
-        if unindexed:
-            return False
-        self._unindexed, self._index_queue = None, iter(())
-        return True
+        return self._terms.index_deferred(self.nodes, limit)
 
     def _reindex(self, old: NodeRecord | None, new: NodeRecord | None) -> None:
         if old is not None:
             self._by_key.remove(old.key, old.id)
-            _discard(self._all_by_session, old.session_id, old.id)
+            discard(self._all_by_session, old.session_id, old.id)
             if old.get("project_id") is not None:
-                _discard(self._by_project, str(old.get("project_id")), old.id)
+                discard(self._by_project, str(old.get("project_id")), old.id)
         if new is not None:
             self._by_key.add(new.key, new.id)
             self._all_by_session.setdefault(new.session_id, {})[new.id] = None
@@ -167,31 +134,7 @@ class MemoryGraph:
                     index[node.id] = None  # a new node is the newest of all: it goes last
                 else:
                     _insert_ordered(index, node.id, self._order)
-        if self._defer_terms(old, new):
-            return
-        old_terms = token_ranks(old.props) if old_live and old else {}
-        new_terms = token_ranks(new.props) if new_live and new else {}
-        if old is not None:
-            self._unindex_terms(old, old_terms.keys() - new_terms.keys())
-        if new is not None:
-            changed = new_terms.items() - old_terms.items()
-            self._index_terms(new, changed if old_terms else new_terms.items())
-
-    def _defer_terms(self, old: NodeRecord | None, new: NodeRecord | None) -> bool:
-        """Whether this change leaves the index alone (its node's terms are deferred)."""
-        unindexed = self._unindexed
-        if unindexed is None:
-            return False
-        node = new if new is not None else old
-        assert node is not None
-        if node.id in unindexed:
-            if new is None:
-                unindexed.discard(node.id)
-            return True
-        if old is None and self._deferring:
-            unindexed.add(node.id)
-            return True
-        return False
+        self._terms.update(old, new)
 
     def _reindex_version(self, old: NodeRecord | None, new: NodeRecord | None) -> None:
         if old is not None and old.label is Label.ARTIFACT:
@@ -202,26 +145,6 @@ class MemoryGraph:
             self._versions.setdefault(str(new.get("artifact_id")), {})[
                 int(new.get("version", 0))
             ] = new.id
-
-    def _index_terms(self, node: NodeRecord, terms: Iterable[tuple[str, int]]) -> None:
-        by_token, session_id, node_id = self._terms, node.session_id, node.id
-        for token, rank in terms:
-            sessions = by_token.get(token)
-            if sessions is None:
-                sessions = by_token[token] = {}
-                self._term_list.add(token)
-            ids = sessions.get(session_id)
-            if ids is None:
-                ids = sessions[session_id] = {}
-            ids[node_id] = rank
-
-    def _unindex_terms(self, node: NodeRecord, terms: Iterable[str]) -> None:
-        for token in terms:
-            sessions = self._terms.get(token, {})
-            _discard(sessions, node.session_id, node.id)
-            if not sessions and token in self._terms:
-                del self._terms[token]
-                self._term_list.discard(token)
 
     def _listings(self, node: NodeRecord) -> list[_Ids]:
         return [
@@ -371,20 +294,7 @@ class MemoryGraph:
 
     def search(self, term: str, session_id: str | None) -> dict[str, int]:
         """Live nodes with a token starting with ``term``: id -> best rank of such a token."""
-        if self._unindexed is not None:
-            raise RuntimeError("the search index is still being built")
-        found: dict[str, int] = {}
-        for token in self._term_list.irange(minimum=term):
-            if not token.startswith(term):
-                break
-            sessions = self._terms[token]
-            if session_id is not None:
-                sessions = {session_id: sessions[session_id]} if session_id in sessions else {}
-            for ranks in sessions.values():
-                for node_id, rank in ranks.items():
-                    if rank < found.get(node_id, rank + 1):
-                        found[node_id] = rank
-        return found
+        return self._terms.search(term, session_id)
 
     def next_seq(self, session_id: str) -> int:
         value = self.seq.get(session_id, 0) + 1
@@ -417,11 +327,3 @@ def _insert_ordered(index: _Ids, node_id: str, order: dict[str, int]) -> None:
     items.sort(key=order.__getitem__)
     index.clear()
     index.update(dict.fromkeys(items))
-
-
-def _discard(index: dict[str, dict[str, V]], key: str, node_id: str) -> None:
-    ids = index.get(key)
-    if ids is not None:
-        ids.pop(node_id, None)
-        if not ids:
-            del index[key]

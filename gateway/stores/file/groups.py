@@ -1,4 +1,5 @@
-"""``Groups``: members grouped under a key, each unique in its group by its own key.
+"""``Groups``: members grouped under a key, each unique in its group by its own key; and
+``discard`` for the indexes that keep every group a dict.
 
 Most groups of the file store's indexes have one member — the one node with a domain key, the one
 ``next`` edge out of a step, the one ``produces`` edge into an artifact — and a dict per group
@@ -15,6 +16,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Collection, Iterable, Set
 
 M = TypeVar("M")
+V = TypeVar("V")
 
 
 class Groups(Generic[M]):
@@ -84,3 +86,12 @@ class Groups(Generic[M]):
                 self._groups[group] = next(iter(found.values()))
         elif found is not None and self._key_of(found) == key:
             del self._groups[group]
+
+
+def discard(index: dict[str, dict[str, V]], group: str, key: str) -> None:
+    """Drop ``key`` from the dict ``index[group]``, and the group once it is empty."""
+    members = index.get(group)
+    if members is not None:
+        members.pop(key, None)
+        if not members:
+            del index[group]
