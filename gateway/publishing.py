@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from gateway.events import GraphChange
 from resolvers.records import EdgeRecord
+from resolvers.store import WalkReader
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -50,6 +51,9 @@ class PublishingStore:
         self.ping = store.ping
         self.count_nodes = store.count_nodes
         self.aclose = store.aclose
+        if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
+            self.walk_chain = store.walk_chain
+            self.walk_upstream = store.walk_upstream
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:

@@ -12,6 +12,10 @@ A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 ite
 * the result holds the reached nodes (source first, then by hop, then most recent first,
   capped at ``CHAIN_CAP``) and only the edges the walk crossed among them.
 
+The hops are data (``HOPS``): a store that offers ``WalkReader`` (Neo4j) runs them in one
+request; elsewhere they run here, one ``expand`` and one ``get_nodes`` per hop (per level of a
+variable hop). Either way the result is assembled here (``_slice``).
+
 Label decisions: the reference's ``Task`` target of ``viewPrevTask`` / ``viewNextTask`` means a
 chain *step* — its old SubTask label became our Task (subagent scope) and ToolCall — so those hops
 accept both (never the goal). Every other hop enforces exactly its one label: ``viewSourcePaper``
@@ -21,13 +25,13 @@ Papers, and ``viewGoal`` / ``viewRelatedTask`` are empty when no ResearchGoal is
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError
 from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
+from resolvers.store import Hop, HopRecord, WalkReader
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -63,17 +67,6 @@ class ChainKind(StrEnum):
     VIEW_CITING_EVIDENCE_FOR_ARTIFACT = "viewCitingEvidenceForArtifact"
     VIEW_CITED_PAPER = "viewCitedPaper"
     VIEW_RELATED_TASK = "viewRelatedTask"
-
-
-@dataclass(frozen=True, slots=True)
-class Hop:
-    """One step of a walk: follow ``edge`` in ``direction`` to nodes labelled ``targets``."""
-
-    edge: EdgeType
-    direction: Direction
-    targets: frozenset[Label]
-    limit: int | None = None
-    variable: bool = False
 
 
 def _hop(edge: EdgeType, direction: Direction, target: Label, *, limit: int | None = None) -> Hop:
@@ -124,23 +117,6 @@ def recency(node: NodeRecord) -> tuple[int, float, str]:
     return node.seq, node.created_at.timestamp(), node.id
 
 
-@dataclass(slots=True)
-class _Walk:
-    """What a walk reached: each node with the hop that reached it, and the edges it crossed."""
-
-    hop_of: dict[str, int]
-    nodes: dict[str, NodeRecord]
-    edges: dict[tuple[EdgeType, str, str], tuple[int, EdgeRecord]] = field(default_factory=dict)
-
-    def add(self, hop: int, nodes: Sequence[NodeRecord], edges: Sequence[EdgeRecord]) -> None:
-        for node in nodes:
-            if node.id not in self.nodes:
-                self.nodes[node.id] = node
-                self.hop_of[node.id] = hop
-        for edge in edges:
-            self.edges.setdefault(edge.identity, (hop, edge))
-
-
 async def get_chain(
     store: GraphReader,
     node_ref: str,
@@ -151,8 +127,8 @@ async def get_chain(
 ) -> GraphSlice:
     """The nodes and edges of the ``kind`` walk from ``node_ref``; empty when any hop is."""
     source = await resolve_node(store, node_ref, session_id=session_id, version=version)
-    walk = await _walk(store, source, HOPS[kind], session_id)
-    return _slice(walk) if walk is not None else GraphSlice([], [], 0)
+    hops = await _walk(store, source, HOPS[kind], session_id)
+    return _slice(source, hops) if hops is not None else GraphSlice([], [], 0)
 
 
 async def chain_exists(
@@ -175,23 +151,26 @@ async def chain_exists(
 
 async def _walk(
     store: GraphReader, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
-) -> _Walk | None:
-    walk = _Walk({source.id: 0}, {source.id: source})
+) -> list[HopRecord] | None:
+    """What each hop adds: in one request on a ``WalkReader``, else over the primitives."""
+    if isinstance(store, WalkReader):
+        return await store.walk_chain(source, hops, session_id)
+    reached = {source.id}
     frontier = [source]
-    for index, hop in enumerate(hops, start=1):
-        if hop.variable:
-            found = await _variable_hop(store, frontier, hop, session_id, walk)
-        else:
-            found = await _single_hop(store, frontier, hop, session_id, walk)
+    added: list[HopRecord] = []
+    for hop in hops:
+        step = _variable_hop if hop.variable else _single_hop
+        found = await step(store, frontier, hop, session_id, reached)
         if found is None:
             return None
-        frontier, path, edges = found
-        walk.add(index, path, edges)
-    return walk
+        frontier, record = found
+        reached.update(node.id for node in record.nodes)
+        added.append(record)
+    return added
 
 
-Reached = tuple[list[NodeRecord], list[NodeRecord], list[EdgeRecord]]
-"""A hop's result: its target nodes (the next frontier), every node it adds, the edges crossed."""
+Reached = tuple[list[NodeRecord], HopRecord]
+"""A hop's result: its target nodes (the next frontier) and what it adds to the walk."""
 
 
 def _far(edge: EdgeRecord, direction: Direction) -> str:
@@ -214,11 +193,11 @@ async def _single_hop(
     frontier: Sequence[NodeRecord],
     hop: Hop,
     session_id: str | None,
-    walk: _Walk,
+    reached: set[str],
 ) -> Reached | None:
     edges = await store.expand([node.id for node in frontier], hop.edge, hop.direction)
-    reached = [_far(edge, hop.direction) for edge in edges]
-    fetched = await _fetch(store, [i for i in reached if i not in walk.nodes], session_id)
+    far = [_far(edge, hop.direction) for edge in edges]
+    fetched = await _fetch(store, [i for i in far if i not in reached], session_id)
     targets = sorted(
         (node for node in fetched.values() if node.label in hop.targets), key=recency, reverse=True
     )
@@ -227,7 +206,8 @@ async def _single_hop(
     if not targets:
         return None
     kept = {node.id for node in targets}
-    return targets, targets, [edge for edge in edges if _far(edge, hop.direction) in kept]
+    crossed = [edge for edge in edges if _far(edge, hop.direction) in kept]
+    return targets, HopRecord(targets, crossed)
 
 
 async def _variable_hop(
@@ -235,7 +215,7 @@ async def _variable_hop(
     frontier: Sequence[NodeRecord],
     hop: Hop,
     session_id: str | None,
-    walk: _Walk,
+    reached: set[str],
 ) -> Reached | None:
     """Breadth-first over ``hop.edge`` until the nearest level holding a target."""
     seen: dict[str, NodeRecord] = {node.id: node for node in frontier}
@@ -244,7 +224,7 @@ async def _variable_hop(
     while level:
         edges = await store.expand(level, hop.edge, hop.direction)
         ids = [_far(e, hop.direction) for e in edges]
-        unseen = [i for i in ids if i not in seen and i not in walk.nodes]
+        unseen = [i for i in ids if i not in seen and i not in reached]
         fetched = await _fetch(store, unseen, session_id)
         for edge in edges:
             far = _far(edge, hop.direction)
@@ -254,8 +234,7 @@ async def _variable_hop(
         targets = [node for node in fetched.values() if node.label in hop.targets]
         if targets:
             targets.sort(key=recency, reverse=True)
-            path, crossed = _paths(targets, came_by, seen, hop.direction)
-            return targets, path, crossed
+            return targets, _paths(targets, came_by, seen, hop.direction)
         level = list(fetched)
     return None
 
@@ -265,7 +244,7 @@ def _paths(
     came_by: Mapping[str, EdgeRecord],
     seen: Mapping[str, NodeRecord],
     direction: Direction,
-) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+) -> HopRecord:
     """Every node and edge on the way back from each target to the frontier."""
     nodes: dict[str, NodeRecord] = {}
     edges: dict[tuple[EdgeType, str, str], EdgeRecord] = {}
@@ -276,17 +255,26 @@ def _paths(
             edge = came_by[current]
             edges[edge.identity] = edge
             current = _near(edge, direction)
-    return list(nodes.values()), list(edges.values())
+    return HopRecord(list(nodes.values()), list(edges.values()))
 
 
-def _slice(walk: _Walk) -> GraphSlice:
-    ordered = sorted(walk.nodes.values(), key=recency, reverse=True)
-    ordered.sort(key=lambda node: walk.hop_of[node.id])  # stable: by hop, then most recent
-    nodes = ordered[:CHAIN_CAP]
-    kept = {node.id for node in nodes}
-    edges = [
+def _slice(source: NodeRecord, hops: Sequence[HopRecord]) -> GraphSlice:
+    hop_of = {source.id: 0}
+    nodes = {source.id: source}
+    edges: dict[tuple[EdgeType, str, str], tuple[int, EdgeRecord]] = {}
+    for index, hop in enumerate(hops, start=1):
+        for node in hop.nodes:
+            nodes.setdefault(node.id, node)
+            hop_of.setdefault(node.id, index)
+        for edge in hop.edges:
+            edges.setdefault(edge.identity, (index, edge))
+    ordered = sorted(nodes.values(), key=recency, reverse=True)
+    ordered.sort(key=lambda node: hop_of[node.id])  # stable: by hop, then most recent
+    capped = ordered[:CHAIN_CAP]
+    kept = {node.id for node in capped}
+    crossed = [
         edge
-        for _, edge in sorted(walk.edges.values(), key=lambda item: (item[0], *item[1].identity))
+        for _, edge in sorted(edges.values(), key=lambda item: (item[0], *item[1].identity))
         if edge.source in kept and edge.target in kept
     ]
-    return GraphSlice(nodes, edges, len(ordered), len(ordered) > CHAIN_CAP)
+    return GraphSlice(capped, crossed, len(ordered), len(ordered) > CHAIN_CAP)

@@ -22,10 +22,15 @@ first step of its own chain (the chain index finds it in O(log n)); a chain's fi
 the goal over ``next`` or its scope over ``contains``. So an artifact made inside a subagent
 traces child → first child → scope → main chain → goal instead of stopping at the first child.
 
-Every hop costs one ``expand`` per edge type, one ``get_nodes`` and one chain lookup per distinct
-chain in the frontier. A node is never revisited; every new node of a hop is recorded (terminal
-ones flagged). The trace stays inside ``session_id``, or the start node's session when none is
-given: the verdict is about that session's goal. Soft-deleted nodes are never reached.
+A node is never revisited; every new node of a hop is recorded (terminal ones flagged), most
+recent first; a node reached over several moves records the first move the frontier (most
+recent first, then each node's moves in table order) asked for, any other move before ``next``.
+The trace stays inside ``session_id``, or the start node's session when none is given: the
+verdict is about that session's goal. Soft-deleted nodes are never reached.
+
+A store that offers ``WalkReader`` (Neo4j) computes the levels in one request from ``UPSTREAM``;
+elsewhere each hop costs one ``expand`` per edge type, one ``get_nodes`` and one chain lookup
+per distinct chain in the frontier. Either way the verdict is drawn here (``_verdict``).
 """
 
 from __future__ import annotations
@@ -37,17 +42,17 @@ from resolvers.chains import STEPS, recency
 from resolvers.errors import InvalidInputError
 from resolvers.records import Direction, EdgeType, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
+from resolvers.store import WalkReader
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from resolvers.store import GraphReader
+    from resolvers.store import GraphReader, Move, UpstreamStep
 
 MAX_HOPS_LIMIT = 32
 
 IN, OUT = Direction.IN, Direction.OUT
-Move = tuple[EdgeType, Direction]
 
 UPSTREAM: Mapping[Label, tuple[Move, ...]] = {
     Label.ARTIFACT: ((EdgeType.PRODUCES, IN), (EdgeType.STATED_IN, IN)),
@@ -92,32 +97,58 @@ async def trace_provenance(
     if not 1 <= max_hops <= MAX_HOPS_LIMIT:
         raise InvalidInputError("maxHops", f"must be between 1 and {MAX_HOPS_LIMIT}")
     start = await resolve_node(store, node_ref, session_id=session_id, version=version)
-    reached = f"reached {target_label.value}"
     if start.label is target_label:
+        reached = f"reached {target_label.value}"
         return ProvenanceTrace(start, [], broken=False, truncated=False, reason=reached)
     scope = session_id or start.session_id
+    if isinstance(store, WalkReader):
+        levels = await store.walk_upstream(start, UPSTREAM, target_label, max_hops, scope)
+    else:
+        levels = await _levels(store, start, target_label, max_hops, scope)
+    return _verdict(start, levels, target_label, max_hops)
+
+
+def _verdict(
+    start: NodeRecord, levels: Sequence[Sequence[UpstreamStep]], target: Label, max_hops: int
+) -> ProvenanceTrace:
+    chain = [
+        ProvenanceStep(hop, node, via, node.label is target)
+        for hop, level in enumerate(levels, start=1)
+        for node, via in level
+    ]
+    if any(step.is_terminal for step in chain):
+        reason = f"reached {target.value}"
+        return ProvenanceTrace(start, chain, broken=False, truncated=False, reason=reason)
+    if len(levels) == max_hops:
+        reason = f"truncated at maxHops={max_hops}"
+        return ProvenanceTrace(start, chain, broken=False, truncated=True, reason=reason)
+    tail = chain[-1].node if chain else start
+    reason = f"no upstream of {tail.label.value} {tail.key}"
+    return ProvenanceTrace(start, chain, broken=True, truncated=False, reason=reason)
+
+
+async def _levels(
+    store: GraphReader, start: NodeRecord, target: Label, max_hops: int, session_id: str
+) -> list[list[UpstreamStep]]:
+    """Hop by hop over the primitives, up to the first level holding ``target``."""
     visited = {start.id}
     frontier = [start]
-    chain: list[ProvenanceStep] = []
-    for hop in range(1, max_hops + 1):
-        found = await _upstream(store, frontier, scope, visited)
+    levels: list[list[UpstreamStep]] = []
+    while len(levels) < max_hops:
+        found = await _upstream(store, frontier, session_id, visited)
         if not found:
-            tail = chain[-1].node if chain else start
-            reason = f"no upstream of {tail.label.value} {tail.key}"
-            return ProvenanceTrace(start, chain, broken=True, truncated=False, reason=reason)
-        steps = [ProvenanceStep(hop, n, via, n.label is target_label) for n, via in found]
-        chain.extend(steps)
-        if any(step.is_terminal for step in steps):
-            return ProvenanceTrace(start, chain, broken=False, truncated=False, reason=reached)
+            break
+        levels.append(found)
+        if any(node.label is target for node, _ in found):
+            break
         visited.update(node.id for node, _ in found)
         frontier = [node for node, _ in found]
-    reason = f"truncated at maxHops={max_hops}"
-    return ProvenanceTrace(start, chain, broken=False, truncated=True, reason=reason)
+    return levels
 
 
 async def _upstream(
     store: GraphReader, frontier: Sequence[NodeRecord], session_id: str, visited: set[str]
-) -> list[tuple[NodeRecord, EdgeType]]:
+) -> list[UpstreamStep]:
     """The new live nodes one hop upstream of ``frontier``, most recent first."""
     moves: dict[Move, list[str]] = {}
     for node in frontier:

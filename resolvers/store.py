@@ -14,29 +14,60 @@ indexes listed below and answers these primitives in time proportional to their 
 
 Listing primitives skip soft-deleted nodes (``props["deleted_session"]``); lookups by id or key
 return them, because writes still need them (a later session may read a soft-deleted artifact).
+
+A backend may also offer ``WalkReader``: a whole chain or trace walk in one request, for a
+backend whose every primitive is a network round trip.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from resolvers.records import Direction, EdgeType, NodeRecord
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
     from contextlib import AbstractAsyncContextManager
 
     from resolvers.records import (
         Backend,
-        Direction,
         EdgeRecord,
-        EdgeType,
         Label,
-        NodeRecord,
         Page,
         SearchHit,
     )
 
 ChainPosition = tuple[str, int]
 """``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""
+
+Move = tuple[EdgeType, Direction]
+"""One upstream move of a provenance trace: follow ``EdgeType`` in ``Direction``."""
+
+UpstreamStep = tuple[NodeRecord, EdgeType]
+"""A node a trace reached and the type of the edge it was reached by."""
+
+
+@dataclass(frozen=True, slots=True)
+class Hop:
+    """One step of a chain walk: follow ``edge`` in ``direction`` to nodes labelled ``targets``
+    (keeping the ``limit`` most recent), or, ``variable``, over one or more edges until the
+    nearest level holding a target."""
+
+    edge: EdgeType
+    direction: Direction
+    targets: frozenset[Label]
+    limit: int | None = None
+    variable: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class HopRecord:
+    """What one hop of a chain walk added: the nodes it reached (a variable hop's path
+    included) and the edges it crossed to reach them."""
+
+    nodes: Sequence[NodeRecord]
+    edges: Sequence[EdgeRecord]
 
 
 class GraphReader(Protocol):
@@ -187,4 +218,35 @@ class GraphStore(GraphReader, Protocol):
 
     async def aclose(self) -> None:
         """Release files, locks, connections. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class WalkReader(Protocol):
+    """Optional: a whole walk in one request to the backend.
+
+    A backend offers it when a walk over its primitives would cost one round trip per hop and
+    edge type. Its answers are exactly those of the use cases' own walks over the primitives
+    (``resolvers.chains``, ``resolvers.provenance``), which run wherever it is not offered.
+    """
+
+    async def walk_chain(
+        self, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
+    ) -> list[HopRecord] | None:
+        """What each of ``hops`` adds walking from ``source`` by the rules of
+        ``resolvers.chains``, in hop order; ``None`` when a hop reaches nothing."""
+        ...
+
+    async def walk_upstream(
+        self,
+        start: NodeRecord,
+        moves: Mapping[Label, Sequence[Move]],
+        target: Label,
+        max_hops: int,
+        session_id: str,
+    ) -> list[list[UpstreamStep]]:
+        """The levels of the provenance trace from ``start`` by the rules of
+        ``resolvers.provenance`` (``moves`` per label): each level's new nodes, most recent
+        first, up to the first level holding a ``target`` node, the last non-empty level, or
+        ``max_hops`` levels, whichever comes first."""
         ...

@@ -1,4 +1,5 @@
-"""Every Cypher statement of the Neo4j adapter, parameters only.
+"""Every Cypher statement of the Neo4j adapter's primitives, parameters only (whole walks:
+``gateway.stores.neo4j.walks``).
 
 Labels and relationship types cannot be parameters. A statement for one label or type is a
 constant per label or type (``PUT_NODE[label]``); a statement over a set of labels matches a
@@ -63,19 +64,24 @@ def _types(types: Types) -> tuple[LiteralString, ...]:
     return tuple(name for name in EDGE_TYPES if EdgeType(name) in types)
 
 
-def _label(label: Label) -> LiteralString:
+def label_name(label: Label) -> LiteralString:
     (name,) = _labels(frozenset({label}))
     return name
 
 
-def _type(edge_type: EdgeType) -> LiteralString:
+def type_name(edge_type: EdgeType) -> LiteralString:
     (name,) = _types(frozenset({edge_type}))
     return name
 
 
-def _any(labels: Labels) -> LiteralString:
+def any_label(labels: Labels) -> LiteralString:
     """The label disjunction ``A|B|…`` of ``labels``."""
     return "|".join(_labels(labels))
+
+
+def any_type(types: Types) -> LiteralString:
+    """The relationship type disjunction ``a|b|…`` of ``types`` (to expand from bound nodes)."""
+    return "|".join(_types(types))
 
 
 ALL_LABELS: Final[Labels] = frozenset(Label)
@@ -87,7 +93,7 @@ NODE: Final[LiteralString] = "n {.*, _sm_tokens: null, _sm_text: null, _sm_label
 _EDGE_ROW: Final[LiteralString] = (
     "type(r) AS type, startNode(r).id AS source, endNode(r).id AS target, properties(r) AS props"
 )
-_EDGE_MAP: Final[LiteralString] = (
+EDGE_MAP: Final[LiteralString] = (
     "{type: type(r), source: startNode(r).id, target: endNode(r).id, props: properties(r)}"
 )
 
@@ -97,7 +103,7 @@ _EDGE_MAP: Final[LiteralString] = (
 @cache
 def get_nodes(labels: Labels) -> LiteralString:
     return (
-        f"UNWIND $rows AS row MATCH (n:{_any(labels)} {{id: row.id}}) "
+        f"UNWIND $rows AS row MATCH (n:{any_label(labels)} {{id: row.id}}) "
         f"RETURN row.i AS i, {NODE} AS node"
     )
 
@@ -105,7 +111,7 @@ def get_nodes(labels: Labels) -> LiteralString:
 @cache
 def nodes_by_key(labels: Labels) -> LiteralString:
     return (
-        f"MATCH (n:{_any(labels)} {{key: $key}}) "
+        f"MATCH (n:{any_label(labels)} {{key: $key}}) "
         "WHERE $session IS NULL OR n.session_id = $session "
         f"RETURN {NODE} AS node ORDER BY n._sm_order"
     )
@@ -122,8 +128,8 @@ ARTIFACT_VERSIONS: Final[LiteralString] = (
 def expand(labels: Labels, edge_type: EdgeType, direction: Direction) -> LiteralString:
     arrow: LiteralString = "-[r:_T_]->" if direction is Direction.OUT else "<-[r:_T_]-"
     return (
-        f"UNWIND $rows AS row MATCH (n:{_any(labels)} {{id: row.id}}) "
-        f"MATCH (n){arrow.replace('_T_', _type(edge_type))}() "
+        f"UNWIND $rows AS row MATCH (n:{any_label(labels)} {{id: row.id}}) "
+        f"MATCH (n){arrow.replace('_T_', type_name(edge_type))}() "
         f"RETURN {_EDGE_ROW} ORDER BY row.i, r._sm_order"
     )
 
@@ -131,7 +137,7 @@ def expand(labels: Labels, edge_type: EdgeType, direction: Direction) -> Literal
 @cache
 def edges_among(labels: Labels) -> LiteralString:
     return (
-        f"UNWIND $rows AS row MATCH (n:{_any(labels)} {{id: row.id}}) "
+        f"UNWIND $rows AS row MATCH (n:{any_label(labels)} {{id: row.id}}) "
         "WITH collect(n) AS found UNWIND found AS n MATCH (n)-[r]->(m) "
         "WHERE m IN found AND ($types IS NULL OR type(r) IN $types) "
         f"RETURN {_EDGE_ROW} ORDER BY r._sm_order"
@@ -150,14 +156,14 @@ def _page(match: LiteralString) -> LiteralString:
 @cache
 def list_session_nodes(labels: Labels) -> LiteralString:
     """Live nodes of a session, newest first, with the total count."""
-    return _page(f"MATCH (n:{_any(labels)} {{session_id: $session}}) WHERE true")
+    return _page(f"MATCH (n:{any_label(labels)} {{session_id: $session}}) WHERE true")
 
 
 @cache
 def list_label_nodes(labels: Labels) -> LiteralString:
     """Live nodes of labels across sessions, newest first (ordered ``_sm_order`` index scans;
     the total scans the labels)."""
-    return _page(f"MATCH (n:{_any(labels)}) WHERE n._sm_order IS NOT NULL")
+    return _page(f"MATCH (n:{any_label(labels)}) WHERE n._sm_order IS NOT NULL")
 
 
 _LIVE_ENDS: Final[LiteralString] = "startNode(r)._sm_live AND endNode(r)._sm_live"
@@ -174,7 +180,7 @@ def _edge_page(match: LiteralString, types: Types) -> LiteralString:
         "CALL () { "
         + _union(f"{match} AND {_LIVE_ENDS} RETURN r ORDER BY r._sm_order DESC LIMIT $end", names)
         + " } WITH r ORDER BY r._sm_order DESC SKIP $offset LIMIT $limit "
-        f"WITH collect({_EDGE_MAP}) AS edges CALL () {{ "
+        f"WITH collect({EDGE_MAP}) AS edges CALL () {{ "
         + _union(f"{match} AND {_LIVE_ENDS} RETURN count(r) AS c", names)
         + " } RETURN edges, sum(c) AS total"
     )
@@ -193,7 +199,8 @@ def list_type_edges(types: Types) -> LiteralString:
 
 
 SESSION_NODE_IDS: Final[LiteralString] = (
-    f"MATCH (n:{_any(ALL_LABELS)} {{session_id: $session}}) RETURN n.id AS id ORDER BY n._sm_order"
+    f"MATCH (n:{any_label(ALL_LABELS)} {{session_id: $session}}) "
+    "RETURN n.id AS id ORDER BY n._sm_order"
 )
 
 PROJECT_ARTIFACTS: Final[LiteralString] = (
@@ -202,12 +209,14 @@ PROJECT_ARTIFACTS: Final[LiteralString] = (
 
 # --- chains -----------------------------------------------------------------------------------
 
-_CHAIN: Final[LiteralString] = (
-    "MATCH (n:_L_ {session_id: $session, _sm_scope: $scope}) "
-    "USING INDEX SEEK n:_L_(session_id, _sm_scope, _sm_pos) "
-)
-"""A chain's steps of one label, through the chain index (hinted: a chain operation must
-cost O(log n) whatever the planner's statistics say)."""
+
+def _chain(session: LiteralString, scope: LiteralString) -> LiteralString:
+    """A chain's steps of one label (``_L_``), through the chain index (hinted: a chain
+    operation must cost O(log n) whatever the planner's statistics say)."""
+    return (
+        f"MATCH (n:_L_ {{session_id: {session}, _sm_scope: {scope}}}) "
+        "USING INDEX SEEK n:_L_(session_id, _sm_scope, _sm_pos) "
+    )
 
 
 # Ordering by every property of the chain index lets Neo4j read it in order (Limit, not Top).
@@ -219,19 +228,36 @@ def _steps(branch: LiteralString) -> LiteralString:
     return " UNION ALL ".join(branch.replace("_L_", name) for name in STEP_LABELS)
 
 
+_PARAM_CHAIN: Final[LiteralString] = _chain("$session", "$scope")
+
 CHAIN_MEMBERS: Final[LiteralString] = (
     "CALL () { "
-    + _steps(_CHAIN + "WHERE n._sm_pos IS NOT NULL RETURN n")
+    + _steps(_PARAM_CHAIN + "WHERE n._sm_pos IS NOT NULL RETURN n")
     + f" }} RETURN {NODE} AS node ORDER BY n._sm_pos, n.id"
 )
 
+
+def chain_after(
+    imports: LiteralString, session: LiteralString, scope: LiteralString
+) -> LiteralString:
+    """Binds ``n`` to the member right after ``$pos`` of the chain ``(session, scope)``,
+    expressions over the variables ``imports``."""
+    return (
+        f"CALL ({imports}) {{ "
+        + _steps(
+            _chain(session, scope) + "WHERE n._sm_pos > $pos RETURN n ORDER BY " + _ASC + " LIMIT 1"
+        )
+        + " } WITH n ORDER BY n._sm_pos, n.id LIMIT 1"
+    )
+
+
 CHAIN_NEIGHBOURS: Final[LiteralString] = (
     "CALL () { "
-    + _steps(_CHAIN + "WHERE n._sm_pos < $pos RETURN n ORDER BY " + _DESC + " LIMIT 1")
+    + _steps(_PARAM_CHAIN + "WHERE n._sm_pos < $pos RETURN n ORDER BY " + _DESC + " LIMIT 1")
     + " } WITH n ORDER BY n._sm_pos DESC, n.id DESC LIMIT 1 "
-    f"RETURN 'before' AS side, {NODE} AS node UNION ALL CALL () {{ "
-    + _steps(_CHAIN + "WHERE n._sm_pos > $pos RETURN n ORDER BY " + _ASC + " LIMIT 1")
-    + f" }} WITH n ORDER BY n._sm_pos, n.id LIMIT 1 RETURN 'after' AS side, {NODE} AS node"
+    f"RETURN 'before' AS side, {NODE} AS node UNION ALL "
+    + chain_after("", "$session", "$scope")
+    + f" RETURN 'after' AS side, {NODE} AS node"
 )
 """The chain members right before and right after ``$pos`` (``records.chain_pos``)."""
 
@@ -248,7 +274,7 @@ _MATCHED: Final[LiteralString] = (
 def search_session(labels: Labels) -> LiteralString:
     """Session search: the session's live nodes (index seeks), filtered by their tokens."""
     return (
-        f"MATCH (n:{_any(labels)} {{session_id: $session}}) "
+        f"MATCH (n:{any_label(labels)} {{session_id: $session}}) "
         "WHERE n._sm_live AND n._sm_tokens IS NOT NULL " + _MATCHED
     )
 
@@ -263,7 +289,9 @@ SEARCH_FULLTEXT: Final[LiteralString] = (
 @cache
 def search_scan(labels: Labels) -> LiteralString:
     """Cross-session search for terms Lucene cannot take as prefixes (scans the labels)."""
-    return f"MATCH (n:{_any(labels)}) WHERE n._sm_live AND n._sm_tokens IS NOT NULL " + _MATCHED
+    return (
+        f"MATCH (n:{any_label(labels)}) WHERE n._sm_live AND n._sm_tokens IS NOT NULL " + _MATCHED
+    )
 
 
 # --- writes -----------------------------------------------------------------------------------
@@ -301,8 +329,9 @@ DELETE_NODE: Final[dict[Label, LiteralString]] = {
 def put_edge(source: Label, edge_type: EdgeType, target: Label) -> LiteralString:
     """Create or replace one edge; no row when an endpoint is missing."""
     return (
-        f"MATCH (a:{_label(source)} {{id: $source}}) MATCH (b:{_label(target)} {{id: $target}}) "
-        f"MERGE (a)-[r:{_type(edge_type)}]->(b) "
+        f"MATCH (a:{label_name(source)} {{id: $source}}) "
+        f"MATCH (b:{label_name(target)} {{id: $target}}) "
+        f"MERGE (a)-[r:{type_name(edge_type)}]->(b) "
         "ON CREATE SET r._sm_new = true, r._sm_order = $order, "
         "r._sm_session = CASE WHEN a.session_id = b.session_id THEN a.session_id END "
         "WITH r, r._sm_new IS NOT NULL AS created, r._sm_order AS kept, r._sm_session AS session "
@@ -314,8 +343,8 @@ def put_edge(source: Label, edge_type: EdgeType, target: Label) -> LiteralString
 @cache
 def delete_edge(source: Label, edge_type: EdgeType, target: Label) -> LiteralString:
     return (
-        f"OPTIONAL MATCH (:{_label(source)} {{id: $source}})-[r:{_type(edge_type)}]->"
-        f"(:{_label(target)} {{id: $target}}) DELETE r RETURN count(r) AS deleted"
+        f"OPTIONAL MATCH (:{label_name(source)} {{id: $source}})-[r:{type_name(edge_type)}]->"
+        f"(:{label_name(target)} {{id: $target}}) DELETE r RETURN count(r) AS deleted"
     )
 
 

@@ -22,7 +22,8 @@ id without a label prefix names no node.
 Guarantees and costs: every ``transaction()`` is one explicit Neo4j transaction, committed on
 a clean exit (durable when the block returns) and rolled back on an exception; a primitive
 is one round trip, frontiers (``get_nodes``, ``expand``, ``edges_among``) go in one
-``UNWIND``. Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
+``UNWIND``, and a whole chain or trace walk is one statement (``WalkReader``, ``walks``).
+Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
 Listings are newest first by insertion order (``_sm_order``: nanosecond wall clock, strictly
 increasing per process, so order across replicas assumes synchronised clocks); their
 ``total`` counts the matches (a session-index or label scan). Session search scans the
@@ -60,6 +61,7 @@ from gateway.stores.neo4j.records import (
     to_parked,
 )
 from gateway.stores.neo4j.schema import ensure_schema
+from gateway.stores.neo4j.walks import Walks
 from resolvers.errors import QueryLimitExceededError, StoreUnavailableError, StoreWriteError
 from resolvers.records import (
     Backend,
@@ -251,7 +253,7 @@ class _Neo4jTransaction(Reads):
         ]
 
 
-class Neo4jStore(Reads):
+class Neo4jStore(Walks):
     """The Neo4j backend. Use ``await Neo4jStore.open(uri, user, password)``."""
 
     backend = Backend.NEO4J

@@ -1,0 +1,269 @@
+"""Neo4jStore whole walks: one statement each, and exactly the use cases' primitive walks.
+
+Every comparison runs the same use case twice on the same Neo4j data: on the store (which
+offers ``WalkReader``, so the walk is one Cypher statement) and on the store with its walks
+hidden (so the use case walks over the primitives, as on every other backend).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, cast
+
+import pytest
+
+from gateway.events import EventBus
+from gateway.publishing import PublishingStore
+from gateway.stores.file.store import FileStore
+from resolvers import chains, observe
+from resolvers.chains import ChainKind, chain_exists, get_chain
+from resolvers.cleanup import cleanup_session
+from resolvers.events import FirstMessageObserved
+from resolvers.provenance import trace_provenance
+from resolvers.records import EdgeRecord, EdgeType, Label
+from resolvers.store import WalkReader
+from tests.resolvers.builders import (
+    PDF,
+    artifact,
+    call,
+    claim,
+    evidence,
+    execution,
+    goal,
+    search,
+    subagent,
+    upload,
+)
+from tests.stores.neo4j.conftest import make_node
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from pathlib import Path
+
+    from gateway.stores.neo4j import Neo4jStore
+    from resolvers.records import NodeRecord
+    from resolvers.store import GraphReader
+
+A = "https://example.org/a"
+B = "https://example.org/b"
+
+
+class _Primitives:
+    """A store without its walks: the use cases walk over its primitives instead."""
+
+    def __init__(self, store: Neo4jStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("walk_chain", "walk_upstream"):
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+def primitives(store: Neo4jStore) -> GraphReader:
+    walker = cast("GraphReader", _Primitives(store))
+    assert isinstance(store, WalkReader)
+    assert not isinstance(walker, WalkReader)
+    return walker
+
+
+async def provenance_graph(store: Neo4jStore) -> None:
+    """Three sessions with every label, edge type and walk shape.
+
+    s1: uploads (one before its goal, one PDF), two goals, a late first step, subagent scopes
+    whose first child reads what the scope's predecessor or the first step made, artifact
+    versions reading earlier ones, a paper found by two searches, evidence from papers and the
+    PDF, claims citing evidence, an artifact and a file, stated in two report versions;
+    s2: no goal (broken traces), reads an artifact of s1 and one of a cleaned-up session.
+    """
+    await upload(store, "data.csv")
+    await upload(store, "paper.pdf", media_type=PDF)
+    await goal(store)
+    await observe.observe_session_first_message(
+        store,
+        FirstMessageObserved(session_id="s1", goal_id="goal:s1:again", core_objective="Again"),
+    )
+    await execution(store, "e1", 10, produces=[("fig", 1), ("table", 1)], reads_files=["data.csv"])
+    await search(store, "q1", 8, [A, B])
+    await subagent(store, "sub", 20)
+    await execution(store, "c1", 21, scope="sub", produces=[("fig", 2)], reads=[("fig", 1)])
+    await search(store, "q2", 22, [A], scope="sub")
+    await execution(
+        store, "c3", 23, scope="sub", produces=[("table", 2)], reads=[("table", 1), ("fig", 2)]
+    )
+    await execution(store, "e2", 30, produces=[("report", 1)], reads=[("fig", 2), ("table", 2)])
+    from_a = await evidence(store, "A says so", link=A)
+    from_b = await evidence(store, "B says so", link=B)
+    from_pdf = await evidence(store, "the PDF says so", source_file="paper.pdf")
+    await claim(store, "A and B", evidence_ids=[from_a, from_b], report=("report", 1))
+    await claim(
+        store, "the figure", artifacts=[("fig", 2)], files=["data.csv"], report=("report", 1)
+    )
+    await subagent(store, "other", 35)
+    await execution(store, "d1", 36, scope="other", produces=[("notes", 1)], reads=[("early", 1)])
+    await execution(store, "e3", 40, produces=[("report", 2)], reads=[("report", 1)])
+    await claim(store, "A alone", evidence_ids=[from_a], report=("report", 2))
+    await claim(store, "A and B", evidence_ids=[from_a, from_b], report=("report", 2))
+    await claim(store, "the PDF", evidence_ids=[from_pdf], artifacts=[("report", 1)])
+    await execution(store, "e0", 5, produces=[("early", 1)])
+    await execution(store, "o1", 60, produces=[("shared", 1)], session="old")
+    await cleanup_session(store, "old")
+    await execution(store, "x1", 70, produces=[("derived", 1)], reads=[("fig", 1)], session="s2")
+    await execution(store, "x2", 80, produces=[("out", 1)], reads=[("shared", 1)], session="s2")
+
+
+async def live_nodes(store: Neo4jStore) -> list[NodeRecord]:
+    """Every node a walk can start from (soft-deleted ones are only there to be skipped)."""
+    ids = [i for s in ("s1", "s2", "old") for i in await store.session_node_ids(s)]
+    return [node for node in await store.get_nodes(ids) if node is not None and not node.deleted]
+
+
+def scopes(node: NodeRecord) -> Iterator[str | None]:
+    yield None
+    yield node.session_id
+
+
+@pytest.fixture
+async def graph(neo4j_store: Neo4jStore) -> list[NodeRecord]:
+    await provenance_graph(neo4j_store)
+    return await live_nodes(neo4j_store)
+
+
+async def test_every_chain_kind_walks_as_the_primitives_do(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord]
+) -> None:
+    walker = primitives(neo4j_store)
+    reached: set[ChainKind] = set()
+
+    for kind in ChainKind:
+        for node in graph:
+            for session_id in scopes(node):
+                native = await get_chain(neo4j_store, node.id, kind, session_id=session_id)
+                generic = await get_chain(walker, node.id, kind, session_id=session_id)
+
+                assert native == generic, (kind, node.id, session_id)
+                if native.nodes:
+                    reached.add(kind)
+
+    assert reached == set(ChainKind)
+
+
+async def test_chain_exists_answers_as_the_primitives_do(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord]
+) -> None:
+    walker = primitives(neo4j_store)
+
+    for node in graph:
+        native = await chain_exists(neo4j_store, node.id, list(ChainKind))
+        generic = await chain_exists(walker, node.id, list(ChainKind))
+
+        assert native == generic, node.id
+
+
+async def test_walks_agree_on_edges_the_write_path_never_builds(neo4j_store: Neo4jStore) -> None:
+    goal_node = make_node(Label.RESEARCH_GOAL, "goal:session:s1")
+    other_goal = make_node(Label.RESEARCH_GOAL, "goal:other")
+    first = make_node(Label.TOOL_CALL, "subtask:1", seq=1)
+    deleted = make_node(Label.TOOL_CALL, "subtask:2", seq=2, deleted_session="s1")
+    last = make_node(Label.TOOL_CALL, "subtask:3", seq=3)
+    made = make_node(Label.CODE, "c")
+    figure = make_node(Label.ARTIFACT, "fig#v1", artifact_id="fig", version=1)
+    nodes = (goal_node, other_goal, first, deleted, last, made, figure)
+    edges = [
+        (goal_node, EdgeType.NEXT, first),
+        (first, EdgeType.NEXT, deleted),
+        (deleted, EdgeType.NEXT, last),
+        (last, EdgeType.PRODUCES, made),
+        (made, EdgeType.PRODUCES, figure),
+        (other_goal, EdgeType.NEXT, made),  # a way back through a node an earlier hop reached
+        (made, EdgeType.NEXT, last),
+        (made, EdgeType.PRODUCES, last),  # an edge no upstream move of a ToolCall follows
+    ]
+    async with neo4j_store.transaction() as tx:
+        for node in nodes:
+            await tx.put_node(node)
+        for source, edge_type, target in edges:
+            await tx.put_edge(EdgeRecord(edge_type, source.id, target.id))
+    walker = primitives(neo4j_store)
+
+    for node in nodes:
+        if node.deleted:
+            continue
+        for kind in ChainKind:
+            native = await get_chain(neo4j_store, node.id, kind)
+            assert native == await get_chain(walker, node.id, kind), (kind, node.id)
+        for label in (Label.RESEARCH_GOAL, Label.CODE):
+            trace = await trace_provenance(neo4j_store, node.id, target_label=label)
+            assert trace == await trace_provenance(walker, node.id, target_label=label)
+
+    assert (await get_chain(neo4j_store, figure.id, ChainKind.VIEW_RELATED_TASK)).nodes == []
+
+
+async def test_the_chain_cap_applies_to_native_walks(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(chains, "CHAIN_CAP", 3)
+    walker = primitives(neo4j_store)
+    latest = call("e3")
+
+    native = await get_chain(neo4j_store, latest, ChainKind.VIEW_GOAL)
+    generic = await get_chain(walker, latest, ChainKind.VIEW_GOAL)
+
+    assert native == generic
+    assert (len(native.nodes), native.truncated) == (3, True)
+
+
+async def test_every_trace_is_the_primitive_trace(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord]
+) -> None:
+    walker = primitives(neo4j_store)
+    verdicts: set[tuple[Label, bool, bool]] = set()
+
+    for target in (Label.RESEARCH_GOAL, Label.TOOL_CALL, Label.PAPER):
+        for node in graph:
+            for max_hops in (1, 2, 4, 32):
+                native = await trace_provenance(
+                    neo4j_store, node.id, target_label=target, max_hops=max_hops
+                )
+                generic = await trace_provenance(
+                    walker, node.id, target_label=target, max_hops=max_hops
+                )
+
+                assert native == generic, (target, node.id, max_hops)
+                verdicts.add((target, native.broken, native.truncated))
+
+    assert {(broken, truncated) for _, broken, truncated in verdicts} == {
+        (False, False),
+        (True, False),
+        (False, True),
+    }
+
+
+async def test_the_publishing_store_offers_the_walks_of_the_store_it_wraps(
+    neo4j_store: Neo4jStore, tmp_path: Path
+) -> None:
+    file_store = await FileStore.open(tmp_path / "graph")
+    try:
+        assert isinstance(PublishingStore(neo4j_store, EventBus()), WalkReader)
+        assert not isinstance(PublishingStore(file_store, EventBus()), WalkReader)
+    finally:
+        await file_store.aclose()
+
+
+async def test_a_chain_and_a_trace_are_one_statement_each(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements: list[str] = []
+    fetch = neo4j_store._fetch
+
+    async def counted(query: Any, **params: Any) -> Any:
+        statements.append(query)
+        return await fetch(query, **params)
+
+    monkeypatch.setattr(neo4j_store, "_fetch", counted)
+
+    chain = await get_chain(neo4j_store, call("e3"), ChainKind.VIEW_GOAL)
+    trace = await trace_provenance(neo4j_store, artifact("table", 2))
+
+    assert len(chain.nodes) > 5
+    assert not trace.broken
+    assert len(statements) == 4  # each: resolve the start, then walk
