@@ -285,6 +285,7 @@ class FileStore(_Reads):
         self._ops_since_snapshot = 0
         self._write_lock = asyncio.Lock()
         self._snapshotting: asyncio.Task[None] | None = None
+        self._snapshot_lock = asyncio.Lock()
         self._closed = False
         self._in_flight: set[asyncio.Future[None]] = set()
         self._terms_indexed = asyncio.Event()
@@ -359,15 +360,18 @@ class FileStore(_Reads):
             self._snapshotting = None
 
     async def snapshot(self) -> None:
-        """Write a snapshot of the current graph and drop the log generations it covers."""
-        async with self._write_lock:
-            generation = await self._log.rotate()
-            captured = capture(self._graph)
-            self._ops_since_snapshot = 0
-            self._snapshot_records = captured.record_count()
-        payloads = (encode(op) for op in snapshot_ops(captured))
-        await asyncio.to_thread(write_snapshot, self.directory, generation, payloads)
-        await asyncio.to_thread(self._log.drop_generations, generation)
+        """Write a snapshot of the current graph and drop the log generations it covers.
+
+        One at a time: a newer snapshot deletes the older ones' files, in flight or not."""
+        async with self._snapshot_lock:
+            async with self._write_lock:
+                generation = await self._log.rotate()
+                captured = capture(self._graph)
+                self._ops_since_snapshot = 0
+                self._snapshot_records = captured.record_count()
+            payloads = (encode(op) for op in snapshot_ops(captured))
+            await asyncio.to_thread(write_snapshot, self.directory, generation, payloads)
+            await asyncio.to_thread(self._log.drop_generations, generation)
 
     async def _reload(self) -> None:
         """After a failed append, rebuild memory from what is durable on disk."""

@@ -441,6 +441,37 @@ async def test_a_write_does_not_wait_for_the_snapshot_it_triggers(
     assert await reopened_contents(tmp_path) == before
 
 
+async def test_a_snapshot_asked_for_while_one_is_written_waits_for_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    release = threading.Event()
+    started: list[int] = []
+
+    def first_blocked(directory: Path, generation: int, payloads: Iterable[bytes]) -> Path:
+        started.append(generation)
+        if len(started) == 1:
+            release.wait(timeout=30)
+        return write_snapshot(directory, generation, payloads)
+
+    monkeypatch.setattr("gateway.stores.file.store.write_snapshot", first_blocked)
+    store = await FileStore.open(tmp_path, snapshot_every=1)
+    try:
+        await executions(store, 10)  # the automatic snapshot starts, and blocks
+        manual = asyncio.create_task(store.snapshot())
+        await asyncio.sleep(0.2)
+        while_blocked = (list(started), manual.done())
+    finally:
+        release.set()
+    await manual
+    before = await contents(store)
+    await store.aclose()
+
+    assert while_blocked == ([0], False)  # the manual one has not started writing
+    assert len(started) == 2
+    assert started == sorted(started)  # one after the other, oldest first
+    assert await reopened_contents(tmp_path) == before
+
+
 # --- transactions ---------------------------------------------------------------------------
 
 
