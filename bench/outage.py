@@ -58,7 +58,7 @@ class Timeline:
     start_sent: float | None = None
     started: float | None = None
     degraded: float | None = None  # first /health not HEALTHY after the stop
-    reachable: float | None = None  # first HEALTHY after that
+    reachable: float | None = None  # first HEALTHY after the restart was sent
     recovered: float | None = None  # first HEALTHY with no pending writes after that
     peak_pending: int = 0
 
@@ -165,7 +165,9 @@ async def _watch(http: httpx.AsyncClient, url: str, timeline: Timeline, deadline
             timeline.peak_pending = max(timeline.peak_pending, report.pending)
             if not report.healthy:
                 timeline.degraded = timeline.degraded or now
-            elif timeline.degraded is not None:
+            elif timeline.degraded is not None and timeline.start_sent is not None:
+                # Only once the server was started again: a server shutting down can still
+                # answer a ping between two that time out.
                 timeline.reachable = timeline.reachable or now
                 if report.settled:
                     timeline.recovered = now
