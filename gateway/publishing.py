@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 from gateway.events import GraphChange
 from resolvers.records import EdgeRecord
-from resolvers.store import WalkReader
+from resolvers.store import RankedSearch, WalkReader
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -54,6 +54,8 @@ class PublishingStore:
         if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
             self.walk_chain = store.walk_chain
             self.walk_upstream = store.walk_upstream
+        if isinstance(store, RankedSearch):
+            self.search_ranked = store.search_ranked
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from resolvers.errors import InvalidInputError
 from resolvers.records import Label, NodeRecord, Page, SearchHit
 from resolvers.resolve import in_scope
+from resolvers.store import RankedSearch
 from resolvers.text import query_terms
 
 if TYPE_CHECKING:
@@ -86,6 +87,16 @@ async def search_nodes(
         raise InvalidInputError("query", f"at most {MAX_TERMS} distinct terms")
     if not terms:
         return Page([], 0, False)
+    if isinstance(store, RankedSearch):
+        page = await store.search_ranked(
+            terms,
+            session_id=session_id,
+            labels=wanted,
+            require_all=mode is MatchMode.ALL_TERMS,
+            limit=first,
+            offset=offset,
+        )
+        return Page(page.items, page.total, page.truncated, _paged(page, offset))
     hits = await store.search(
         terms, session_id=session_id, labels=wanted, require_all=mode is MatchMode.ALL_TERMS
     )

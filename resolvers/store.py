@@ -16,7 +16,8 @@ Listing primitives skip soft-deleted nodes (``props["deleted_session"]``); looku
 return them, because writes still need them (a later session may read a soft-deleted artifact).
 
 A backend may also offer ``WalkReader``: a whole chain or trace walk in one request, for a
-backend whose every primitive is a network round trip.
+backend whose every primitive is a network round trip; and ``RankedSearch``: a search ranked and
+paged where the data is, so only the page crosses the network.
 """
 
 from __future__ import annotations
@@ -249,4 +250,27 @@ class WalkReader(Protocol):
         ``resolvers.provenance`` (``moves`` per label): each level's new nodes, most recent
         first, up to the first level holding a ``target`` node, the last non-empty level, or
         ``max_hops`` levels, whichever comes first."""
+        ...
+
+
+@runtime_checkable
+class RankedSearch(Protocol):
+    """Optional: one page of a search, ranked by the backend.
+
+    The answer is exactly the page ``resolvers.search`` cuts from ``GraphReader.search``: hits
+    ordered by more terms matched, then the better field rank, then the newer ``created_at``,
+    then by id; ``total`` counts every hit. Use cases use it wherever it is offered.
+    """
+
+    async def search_ranked(
+        self,
+        terms: Sequence[str],
+        *,
+        session_id: str | None = None,
+        labels: Sequence[Label] | None = None,
+        require_all: bool = False,
+        limit: int,
+        offset: int = 0,
+    ) -> Page[NodeRecord]:
+        """The hits ``offset`` to ``offset + limit`` in search order."""
         ...

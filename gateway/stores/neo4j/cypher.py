@@ -87,7 +87,9 @@ def any_type(types: Types) -> LiteralString:
 ALL_LABELS: Final[Labels] = frozenset(Label)
 
 
-NODE: Final[LiteralString] = "n {.*, _sm_tokens: null, _sm_text: null, _sm_label: labels(n)[0]}"
+NODE: Final[LiteralString] = (
+    "n {.*, _sm_tokens: null, _sm_ranks: null, _sm_text: null, _sm_label: labels(n)[0]}"
+)
 """The projection of node ``n`` that ``records.to_node`` reads."""
 
 _EDGE_ROW: Final[LiteralString] = (
@@ -263,35 +265,49 @@ CHAIN_NEIGHBOURS: Final[LiteralString] = (
 
 # --- search -----------------------------------------------------------------------------------
 
-_MATCHED: Final[LiteralString] = (
-    "WITH n, size([term IN $terms WHERE any(token IN n._sm_tokens "
-    "WHERE token STARTS WITH term)]) AS hits WHERE hits >= $needed "
-    f"RETURN {NODE} AS node"
+_RANKED: Final[LiteralString] = (
+    "WITH n, [term IN $terms | reduce(best = 6, i IN range(0, size(n._sm_tokens) - 1) | "
+    "CASE WHEN n._sm_tokens[i] STARTS WITH term AND coalesce(n._sm_ranks[i], 5) < best "
+    "THEN coalesce(n._sm_ranks[i], 5) ELSE best END)] AS found "
+    "WITH n, size([rank IN found WHERE rank < 6]) AS hits, "
+    "reduce(best = 5, rank IN found | CASE WHEN rank < best THEN rank ELSE best END) AS rank "
+    "WHERE hits >= $needed "
 )
+"""Per candidate, ``resolvers.text.match_rank`` exactly: the terms that prefix one of its tokens
+and the best field rank (``_sm_ranks``) among the tokens they prefix."""
+
+_HITS: Final[LiteralString] = f"RETURN {NODE} AS node, hits, rank"
+
+_PAGE: Final[LiteralString] = (
+    "WITH n, hits, rank ORDER BY hits DESC, rank, n.created_at DESC, n.id "
+    "WITH collect(n) AS ranked "
+    f"RETURN size(ranked) AS total, [n IN ranked[$offset..$end] | {NODE}] AS nodes"
+)
+"""The order of ``resolvers.search``: more terms, a better field, newer, then by id."""
+
+_FULLTEXT: Final[LiteralString] = (
+    "CALL db.index.fulltext.queryNodes('sm_fulltext', $lucene) YIELD node AS n "
+    "WHERE n._sm_live AND labels(n)[0] IN $labels "
+    "AND ($session IS NULL OR n.session_id = $session) "
+)
+"""Candidates from the fulltext index: every node with a token each term (or, for all terms,
+every term) is a prefix of; the session digest token narrows an in-session search."""
+
+
+def _scan(labels: Labels, in_session: bool) -> LiteralString:
+    session: LiteralString = " {session_id: $session}" if in_session else ""
+    return f"MATCH (n:{any_label(labels)}{session}) WHERE n._sm_live AND n._sm_tokens IS NOT NULL "
+
+
+SEARCH_HITS: Final[LiteralString] = _FULLTEXT + _RANKED + _HITS
+SEARCH_PAGE: Final[LiteralString] = _FULLTEXT + _RANKED + _PAGE
 
 
 @cache
-def search_session(labels: Labels) -> LiteralString:
-    """Session search: the session's live nodes (index seeks), filtered by their tokens."""
-    return (
-        f"MATCH (n:{any_label(labels)} {{session_id: $session}}) "
-        "WHERE n._sm_live AND n._sm_tokens IS NOT NULL " + _MATCHED
-    )
-
-
-SEARCH_FULLTEXT: Final[LiteralString] = (
-    "CALL db.index.fulltext.queryNodes('sm_search', $lucene) YIELD node AS n "
-    "WHERE n._sm_live AND labels(n)[0] IN $labels " + _MATCHED
-)
-"""Cross-session search: prefix candidates from the fulltext index, then exact filtering."""
-
-
-@cache
-def search_scan(labels: Labels) -> LiteralString:
-    """Cross-session search for terms Lucene cannot take as prefixes (scans the labels)."""
-    return (
-        f"MATCH (n:{any_label(labels)}) WHERE n._sm_live AND n._sm_tokens IS NOT NULL " + _MATCHED
-    )
+def search_scan(labels: Labels, in_session: bool, page: bool) -> LiteralString:
+    """Search for terms Lucene cannot take as prefixes (longer than its longest token): a
+    label scan (or a session index seek), ranked the same way."""
+    return _scan(labels, in_session) + _RANKED + (_PAGE if page else _HITS)
 
 
 # --- writes -----------------------------------------------------------------------------------

@@ -9,9 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from gateway.stores.neo4j import cypher
-from gateway.stores.neo4j.records import chain_pos, chain_scope, to_edge, to_node
+from gateway.stores.neo4j.records import (
+    chain_pos,
+    chain_scope,
+    session_token,
+    to_edge,
+    to_node,
+)
 from resolvers.records import Label, Page, SearchHit, split_node_id
-from resolvers.text import match_rank, token_ranks
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -183,38 +188,61 @@ class Reads:
         labels: Sequence[Label] | None = None,
         require_all: bool = False,
     ) -> list[SearchHit]:
-        """Matching nodes from Cypher; how well each matched is computed here, by the rules of
-        ``resolvers.text`` (the stored tokens carry no field ranks)."""
-        wanted = list(dict.fromkeys(terms))
+        plan = _search_plan(terms, session_id, labels, require_all)
+        if plan is None:
+            return []
+        query, params = plan
         return [
-            SearchHit(node, *match_rank(wanted, token_ranks(node.props)))
-            for node in await self._search_nodes(wanted, session_id, labels, require_all)
+            SearchHit(to_node(record["node"]), int(record["hits"]), int(record["rank"]))
+            for record in await self._fetch(query, **params)
         ]
 
-    async def _search_nodes(
+    async def search_ranked(
         self,
-        wanted: list[str],
-        session_id: str | None,
-        labels: Sequence[Label] | None,
-        require_all: bool,
-    ) -> list[NodeRecord]:
-        # Tokens hold word characters only: a term with any other character matches nothing.
-        possible = [term for term in wanted if term.isalnum() or not term]
-        if not possible or (require_all and len(possible) < len(wanted)):
-            return []
-        wanted_labels = _labels(labels)
-        if not wanted_labels:
-            return []
-        params: dict[str, Any] = {
-            "terms": possible,
-            "needed": len(possible) if require_all else 1,
-        }
-        if session_id is not None:
-            query = cypher.search_session(wanted_labels)
-            return await self._nodes(query, session=session_id, **params)
-        if all(0 < len(term) <= LUCENE_MAX_TERM for term in possible):
-            joiner = " AND " if require_all else " OR "
-            lucene = joiner.join(f"{term}*" for term in possible)
-            names = [label.value for label in wanted_labels]
-            return await self._nodes(cypher.SEARCH_FULLTEXT, lucene=lucene, labels=names, **params)
-        return await self._nodes(cypher.search_scan(wanted_labels), **params)
+        terms: Sequence[str],
+        *,
+        session_id: str | None = None,
+        labels: Sequence[Label] | None = None,
+        require_all: bool = False,
+        limit: int,
+        offset: int = 0,
+    ) -> Page[NodeRecord]:
+        """One statement: the candidates from the fulltext index, ranked and paged in Cypher."""
+        plan = _search_plan(terms, session_id, labels, require_all, page=True)
+        if plan is None:
+            return Page([], 0, False)
+        query, params = plan
+        (record,) = await self._fetch(query, offset=offset, end=offset + limit, **params)
+        items = [to_node(value) for value in record["nodes"]]
+        total = int(record["total"])
+        return Page(items, total, offset + len(items) < total)
+
+
+def _search_plan(
+    terms: Sequence[str],
+    session_id: str | None,
+    labels: Sequence[Label] | None,
+    require_all: bool,
+    *,
+    page: bool = False,
+) -> tuple[LiteralString, dict[str, Any]] | None:
+    """The statement and parameters of a search; ``None`` when nothing can match."""
+    wanted = list(dict.fromkeys(terms))
+    # Tokens hold word characters only: a term with any other character matches nothing.
+    possible = [term for term in wanted if term.isalnum() or not term]
+    wanted_labels = _labels(labels)
+    if not possible or (require_all and len(possible) < len(wanted)) or not wanted_labels:
+        return None
+    params: dict[str, Any] = {
+        "terms": possible,
+        "needed": len(possible) if require_all else 1,
+        "session": session_id,
+    }
+    if not all(0 < len(term) <= LUCENE_MAX_TERM for term in possible):
+        return cypher.search_scan(wanted_labels, session_id is not None, page), params
+    joiner = " AND " if require_all else " OR "
+    lucene = "_sm_text:(" + joiner.join(f"{term}*" for term in possible) + ")"
+    if session_id is not None:
+        lucene = f"_sm_sess:{session_token(session_id)} AND {lucene}"
+    params |= {"lucene": lucene, "labels": [label.value for label in wanted_labels]}
+    return (cypher.SEARCH_PAGE if page else cypher.SEARCH_HITS), params

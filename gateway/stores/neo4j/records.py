@@ -7,21 +7,25 @@ A node is stored with its label (one of the nine) and these properties:
   mixed list) as JSON text, its name listed in ``_sm_json`` so reading decodes it again;
 * ``id``, ``key``, ``session_id``, ``created_at`` (native ``DateTime``) and ``seq``;
 * internal helpers under the reserved ``_sm_`` prefix, stripped on read: ``_sm_live`` (not
-  soft-deleted), ``_sm_tokens`` / ``_sm_text`` (search tokens as a list and space-joined for
-  the fulltext index; live nodes only), ``_sm_scope`` / ``_sm_pos`` (chain and position of a
-  step, ``seq > 0`` only) and ``_sm_order`` (insertion order, set by the Cypher write).
+  soft-deleted), ``_sm_tokens`` / ``_sm_text`` (search tokens as a sorted list and
+  space-joined for the fulltext index; live nodes only), ``_sm_ranks`` (the best field rank of
+  each token, parallel to ``_sm_tokens``), ``_sm_sess`` (one fulltext token naming the session,
+  ``session_token``, so in-session search goes through the index too), ``_sm_scope`` /
+  ``_sm_pos`` (chain and position of a step, ``seq > 0`` only) and ``_sm_order`` (insertion
+  order, set by the Cypher write).
 
 A relationship holds the edge's props (same encoding) plus ``_sm_order`` and ``_sm_session``.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final
 
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
-from resolvers.text import searchable_text, tokens
+from resolvers.text import token_ranks
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -46,14 +50,22 @@ def node_properties(node: NodeRecord) -> dict[str, Any]:
     }
     if encoded:
         values["_sm_json"] = encoded
-    found = sorted(tokens(searchable_text(node.props))) if not node.deleted else []
-    if found:
+    ranks = token_ranks(node.props) if not node.deleted else {}
+    if ranks:
+        found = sorted(ranks)
         values["_sm_tokens"] = found
+        values["_sm_ranks"] = [ranks[token] for token in found]
         values["_sm_text"] = " ".join(found)
+        values["_sm_sess"] = session_token(node.session_id)
     if node.seq > 0:
         values["_sm_scope"] = chain_scope(node.get("parent_subtask_id"))
         values["_sm_pos"] = chain_pos((str(node.get("chain_at", "")), node.seq))
     return values
+
+
+def session_token(session_id: str) -> str:
+    """The fulltext token of a session: a digest, so any session id is one plain token."""
+    return "s" + hashlib.sha256(session_id.encode()).hexdigest()[:32]
 
 
 def edge_properties(edge: EdgeRecord) -> dict[str, Any]:

@@ -14,7 +14,9 @@ large store the wait may end first, and search fails until the index is populate
 * ``SessionCounter.session_id`` unique; ``ParkedEdge`` unique per
   ``(waiting_for, type, source, target)`` and indexed by ``waiting_for``;
 * per relationship type: ``_sm_session`` and ``_sm_order``;
-* ``sm_search``: a fulltext index (whitespace analyzer) over ``_sm_text`` of the nine labels.
+* ``sm_fulltext``: a fulltext index (whitespace analyzer) over ``_sm_text`` (the search tokens)
+  and ``_sm_sess`` (the session's digest token) of the nine labels; it replaces ``sm_search``
+  (``_sm_text`` only), which is dropped when found.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Any, Final, LiteralString
 from neo4j.exceptions import ClientError
 
 from gateway.stores.neo4j.cypher import EDGE_TYPES, LABELS, STEP_LABELS
+from gateway.stores.neo4j.records import node_properties, to_node
 
 logger = logging.getLogger(__name__)
 
@@ -91,10 +94,10 @@ def _statements() -> list[tuple[LiteralString, LiteralString]]:
     fulltext_labels = "|".join(LABELS)
     result.append(
         (
-            "sm_search",
-            f"CREATE FULLTEXT INDEX sm_search IF NOT EXISTS FOR (n:{fulltext_labels}) "
-            "ON EACH [n._sm_text] OPTIONS {indexConfig: {`fulltext.analyzer`: 'whitespace', "
-            "`fulltext.eventually_consistent`: false}}",
+            "sm_fulltext",
+            f"CREATE FULLTEXT INDEX sm_fulltext IF NOT EXISTS FOR (n:{fulltext_labels}) "
+            "ON EACH [n._sm_text, n._sm_sess] OPTIONS {indexConfig: "
+            "{`fulltext.analyzer`: 'whitespace', `fulltext.eventually_consistent`: false}}",
         )
     )
     return result
@@ -102,6 +105,39 @@ def _statements() -> list[tuple[LiteralString, LiteralString]]:
 
 SCHEMA: Final[tuple[tuple[LiteralString, LiteralString], ...]] = tuple(_statements())
 """``(name, CREATE … IF NOT EXISTS statement)`` of every constraint and index."""
+
+OLD_SEARCH_INDEX: Final = "sm_search"
+DROP_OLD_SEARCH_INDEX: Final[LiteralString] = "DROP INDEX sm_search IF EXISTS"
+UNRANKED_NODES: Final[LiteralString] = (
+    "MATCH (n) WHERE n._sm_tokens IS NOT NULL AND n._sm_sess IS NULL "
+    "RETURN elementId(n) AS element, n {.*, _sm_label: labels(n)[0]} AS node LIMIT 1000"
+)
+SET_RANKS: Final[LiteralString] = (
+    "UNWIND $rows AS row MATCH (n) WHERE elementId(n) = row.element "
+    "SET n._sm_ranks = row.ranks, n._sm_sess = row.sess"
+)
+
+
+async def upgrade_search(
+    read: Run, write: Callable[[LiteralString, dict[str, Any]], Awaitable[object]]
+) -> int:
+    """Give nodes written before ``_sm_ranks`` and ``_sm_sess`` existed those fields, then drop
+    the index they were searched with. Runs while that index exists, so an upgrade cut short
+    resumes on the next connect. Returns the number of nodes upgraded."""
+    if OLD_SEARCH_INDEX not in {row["name"] for row in await read(SHOW_INDEXES)}:
+        return 0
+    upgraded = 0
+    while rows := await read(UNRANKED_NODES):
+        updates = []
+        for row in rows:
+            values = node_properties(to_node(row["node"]))
+            ranks, sess = values.get("_sm_ranks", []), values.get("_sm_sess", "")
+            updates.append({"element": row["element"], "ranks": ranks, "sess": sess})
+        await write(SET_RANKS, {"rows": updates})
+        upgraded += len(updates)
+    await write(DROP_OLD_SEARCH_INDEX, {})
+    return upgraded
+
 
 SHOW_CONSTRAINTS: Final[LiteralString] = "SHOW CONSTRAINTS YIELD name"
 SHOW_INDEXES: Final[LiteralString] = "SHOW INDEXES YIELD name"

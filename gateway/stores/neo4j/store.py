@@ -26,10 +26,11 @@ is one round trip, frontiers (``get_nodes``, ``expand``, ``edges_among``) go in 
 Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
 Listings are newest first by insertion order (``_sm_order``: nanosecond wall clock, strictly
 increasing per process, so order across replicas assumes synchronised clocks); their
-``total`` counts the matches (a session-index or label scan). Session search scans the
-session's nodes (indexed) and filters their tokens; cross-session search takes prefix
-candidates from the ``sm_search`` fulltext index, then filters them exactly, so its cost
-follows the number of candidates rather than the store size.
+``total`` counts the matches (a session-index or label scan). Search (``search_ranked``)
+is one statement: prefix candidates from the ``sm_fulltext`` index (narrowed to the session by
+its digest token), each ranked exactly by the rules of ``resolvers.search`` from its stored
+tokens and their field ranks, sorted and paged in Cypher; its cost follows the number of
+candidates rather than the store size, and only the page crosses the network.
 
 Failures are mapped in ``_driver_errors`` only: every driver, socket and connectivity error,
 transient server error (deadlock, lock timeout), rejected credential and client-side timeout
@@ -44,6 +45,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString
@@ -60,7 +62,7 @@ from gateway.stores.neo4j.records import (
     parked_props,
     to_parked,
 )
-from gateway.stores.neo4j.schema import ensure_schema
+from gateway.stores.neo4j.schema import ensure_schema, upgrade_search
 from gateway.stores.neo4j.walks import Walks
 from resolvers.errors import QueryLimitExceededError, StoreUnavailableError, StoreWriteError
 from resolvers.records import (
@@ -73,6 +75,8 @@ from resolvers.records import (
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Sequence
 
+
+logger = logging.getLogger(__name__)
 
 BACKEND: Final = Backend.NEO4J.value
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
@@ -315,6 +319,7 @@ class Neo4jStore(Walks):
             async with _driver_errors(password, connection_timeout * 1.5):
                 await driver.verify_connectivity()
             await store.ensure_schema()
+            await store._upgrade_search()
         except BaseException:
             await driver.close()
             raise
@@ -351,6 +356,20 @@ class Neo4jStore(Walks):
         """Create the missing constraints and indexes (idempotent; run on every connect).
         Returns the names created."""
         return await ensure_schema(lambda query: self._write(query, self._query_timeout * 10))
+
+    async def _upgrade_search(self) -> None:
+        seconds = self._query_timeout * 10
+
+        async def read(query: LiteralString) -> list[dict[str, Any]]:
+            records = await self._auto_commit(query, {}, neo4j.READ_ACCESS, seconds)
+            return [record.data() for record in records]
+
+        async def write(query: LiteralString, params: dict[str, Any]) -> None:
+            await self._auto_commit(query, params, neo4j.WRITE_ACCESS, seconds)
+
+        upgraded = await upgrade_search(read, write)
+        if upgraded:
+            logger.info("gave %d stored nodes their search ranks", upgraded)
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[_Neo4jTransaction]:
