@@ -10,6 +10,10 @@ put (first-write order), the edges it created or deleted (in order; a property-o
 existing edge is not an event), then the nodes it deleted (only fetched while anyone subscribes).
 Nodes go to their own session; edges to the transaction's session (for a transaction without
 one, to the session of an endpoint written in it).
+
+When the store keeps a change feed (``gateway.feed``), the transaction appends those changes to
+it just before it commits, and the bus releases them in feed order; a ``FeedTailer`` brings the
+other replicas' commits.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
 from gateway.events import GraphChange
+from gateway.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
 from resolvers.records import EdgeRecord
 from resolvers.store import RankedSearch, WalkReader
 
@@ -50,30 +55,43 @@ class PublishingStore:
         self.search = store.search
         self.ping = store.ping
         self.count_nodes = store.count_nodes
-        self.aclose = store.aclose
         if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
             self.walk_chain = store.walk_chain
             self.walk_upstream = store.walk_upstream
         if isinstance(store, RankedSearch):
             self.search_ranked = store.search_ranked
+        self._tailer = FeedTailer(store, bus) if isinstance(store, FeedSource) else None
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
         ticket: int | None = None
         recording: RecordingTransaction | None = None
+        numbers: dict[str, int] | None = None
         committed = False
         try:
             async with self.inner.transaction(session_id) as tx:
                 # Taken while the transaction holds its session's write serialisation, so
                 # ticket order is commit order.
                 ticket = self._bus.reserve(session_id)
-                recording = RecordingTransaction(tx, session_id, self._bus)
+                feed = isinstance(tx, FeedTransaction)
+                recording = RecordingTransaction(tx, session_id, self._bus, every_delete=feed)
                 yield recording
+                if isinstance(tx, FeedTransaction):
+                    entries = encode_changes(recording.changes())
+                    numbers = await tx.append_feed(entries) if entries else {}
             committed = True
         finally:
             if ticket is not None:
                 changes = recording.changes() if committed and recording is not None else []
-                self._bus.settle(session_id, ticket, changes)
+                self._bus.settle(session_id, ticket, changes, numbers if committed else None)
+        if self._tailer is not None:
+            self._tailer.committed()
+
+    async def aclose(self) -> None:
+        if self._tailer is not None:
+            await self._tailer.aclose()
+            self._tailer = None
+        await self.inner.aclose()
 
 
 def unwrap(store: GraphStore) -> GraphStore:
@@ -84,8 +102,18 @@ def unwrap(store: GraphStore) -> GraphStore:
 class RecordingTransaction:
     """A transaction that remembers the nodes and edges it changed."""
 
-    def __init__(self, tx: GraphTransaction, session_id: str | None, bus: EventBus) -> None:
+    def __init__(
+        self,
+        tx: GraphTransaction,
+        session_id: str | None,
+        bus: EventBus,
+        *,
+        every_delete: bool = False,
+    ) -> None:
         self._tx = tx
+        # A deleted node is read first to report it: only while someone here subscribes, or
+        # always when the changes go to a feed that other replicas' subscribers read.
+        self._every_delete = every_delete
         self._session_id = session_id
         self._bus = bus
         self._nodes: dict[str, NodeRecord] = {}
@@ -112,7 +140,8 @@ class RecordingTransaction:
         self._nodes[node.id] = node
 
     async def delete_node(self, node_id: str) -> bool:
-        before = (await self._tx.get_nodes([node_id]))[0] if self._bus.watching() else None
+        watched = self._every_delete or self._bus.watching()
+        before = (await self._tx.get_nodes([node_id]))[0] if watched else None
         if not await self._tx.delete_node(node_id):
             return False
         self._nodes.pop(node_id, None)

@@ -128,3 +128,52 @@ async def test_leaving_forgets_the_session() -> None:
     assert watching is True
     assert bus.watching() is False
     assert bus.subscriber_count == 0
+
+
+async def test_feed_entries_are_published_in_feed_order_once() -> None:
+    bus = EventBus()
+    with bus.subscribe("s1") as subscription:
+        bus.start_feed("s1", 4)
+
+        bus.deliver("s1", 6, [change("s1", "f")])  # another replica's 5 is not here yet
+        held = await keys(subscription)
+        behind = bus.behind.is_set()
+        bus.deliver("s1", 5, [change("s1", "e")])
+        bus.deliver("s1", 6, [change("s1", "f")])  # the tailer brings it again
+        bus.deliver("s1", 4, [change("s1", "d")])  # before the cursor started
+
+        assert (held, behind) == ([], True)
+        assert await keys(subscription) == [("e", 1), ("f", 2)]
+
+
+async def test_a_feed_cursor_starts_before_the_first_own_commit() -> None:
+    bus = EventBus()
+    with bus.subscribe("s1") as subscription:
+        bus.settle("s1", bus.reserve("s1"), [change("s1", "a")], {"s1": 9})
+        bus.start_feed("s1", 12)  # a head read that raced the commit is ignored
+        bus.deliver("s1", 10, [change("s1", "b")])
+
+        assert await keys(subscription) == [("a", 1), ("b", 2)]
+
+
+async def test_a_head_read_during_an_own_transaction_does_not_start_the_cursor() -> None:
+    bus = EventBus()
+    with bus.subscribe("s1") as subscription:
+        ticket = bus.reserve("s1")
+        bus.start_feed("s1", 3)  # may already count the running transaction's commit
+
+        bus.settle("s1", ticket, [change("s1", "a")], {"s1": 3})
+
+        assert await keys(subscription) == [("a", 1)]
+
+
+async def test_a_lost_feed_entry_drops_the_sessions_subscribers() -> None:
+    bus = EventBus()
+    with bus.subscribe("s1") as subscription:
+        bus.start_feed("s1", 0)
+
+        bus.lose("s1")
+
+        with pytest.raises(SubscriberLaggedError):
+            await anext(subscription)
+        assert bus.feed_cursors() == {}

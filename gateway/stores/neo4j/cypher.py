@@ -375,6 +375,36 @@ TAKE_PARKED: Final[LiteralString] = (
     "p._sm_order AS ord DELETE p RETURN type, source, target, props, ord ORDER BY ord"
 )
 
+# --- change feed (``gateway.feed``) -----------------------------------------------------------
+
+APPEND_FEED: Final[LiteralString] = (
+    "UNWIND $entries AS entry "
+    "MERGE (h:FeedHead {session_id: entry.session}) ON CREATE SET h.seq = 0 "
+    "SET h.seq = h.seq + 1 "
+    "CREATE (:ChangeFeed {session_id: entry.session, seq: h.seq, changes: entry.changes, "
+    "at: datetime()}) "
+    "RETURN entry.session AS session, h.seq AS seq"
+)
+"""One entry per session; the write lock on the session's ``FeedHead`` is held to the commit,
+so a session's numbers follow its commit order whichever replica wrote."""
+
+FEED_HEADS: Final[LiteralString] = (
+    "UNWIND $sessions AS session OPTIONAL MATCH (h:FeedHead {session_id: session}) "
+    "RETURN session, coalesce(h.seq, 0) AS seq"
+)
+
+FEED_AFTER: Final[LiteralString] = (
+    "UNWIND $cursors AS cursor CALL (cursor) { "
+    "MATCH (f:ChangeFeed {session_id: cursor.session}) WHERE f.seq > cursor.after "
+    "RETURN f ORDER BY f.seq LIMIT $limit } "
+    "RETURN f.session_id AS session, f.seq AS seq, f.changes AS changes"
+)
+
+TRIM_FEED: Final[LiteralString] = (
+    "MATCH (f:ChangeFeed) WHERE f.at < datetime() - duration({seconds: $seconds}) "
+    "WITH f LIMIT $limit DELETE f RETURN count(*) AS trimmed"
+)
+
 # --- administration ---------------------------------------------------------------------------
 
 PING: Final[LiteralString] = "RETURN 1 AS ok"

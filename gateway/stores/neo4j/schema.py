@@ -13,6 +13,8 @@ large store the wait may end first, and search fails until the index is populate
 * Artifact: ``artifact_id`` and ``project_id``;
 * ``SessionCounter.session_id`` unique; ``ParkedEdge`` unique per
   ``(waiting_for, type, source, target)`` and indexed by ``waiting_for``;
+* the change feed: ``FeedHead.session_id`` unique, ``ChangeFeed`` unique per
+  ``(session_id, seq)`` and indexed by its commit time ``at`` (for trimming);
 * per relationship type: ``_sm_session`` and ``_sm_order``;
 * ``sm_fulltext``: a fulltext index (whitespace analyzer) over ``_sm_text`` (the search tokens)
   and ``_sm_sess`` (the session's digest token) of the nine labels; it replaces ``sm_search``
@@ -86,6 +88,9 @@ def _statements() -> list[tuple[LiteralString, LiteralString]]:
             "FOR (p:ParkedEdge) REQUIRE (p.waiting_for, p.type, p.source, p.target) IS UNIQUE",
         ),
         ("sm_parked_waiting", "FOR (p:ParkedEdge) ON (p.waiting_for)"),
+        ("sm_feed_head", "FOR (h:FeedHead) REQUIRE h.session_id IS UNIQUE"),
+        ("sm_feed_entry", "FOR (f:ChangeFeed) REQUIRE (f.session_id, f.seq) IS UNIQUE"),
+        ("sm_feed_at", "FOR (f:ChangeFeed) ON (f.at)"),
     ]
     result: list[tuple[LiteralString, LiteralString]] = []
     for name, body in specs:

@@ -13,7 +13,11 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   on the server's lock, and a burst of writes to one session never turns into lock waits that
   run into the round-trip timeout;
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
-  ``(waiting_for, type, source, target)``.
+  ``(waiting_for, type, source, target)``;
+* the change feed of ``gateway.feed``: ``(:FeedHead {session_id, seq})`` per session and
+  ``(:ChangeFeed {session_id, seq, changes, at})`` per session and commit, appended by
+  ``append_feed`` inside the write transaction, read by ``feed_heads``/``feed_after``, trimmed
+  by age (``trim_feed``, bounded batches).
 
 Nodes are addressed by global id, ``<Label>:<key>`` (``resolvers.records.node_id``): the
 label is read from the id, so ``put_node`` refuses an id whose prefix is not its label, and an
@@ -73,13 +77,14 @@ from resolvers.records import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Mapping, Sequence
 
 
 logger = logging.getLogger(__name__)
 
 BACKEND: Final = Backend.NEO4J.value
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
+FEED_TRIM_BATCH: Final = 10_000
 _UNAVAILABLE_CODES: Final = (
     "Neo.TransientError.",  # deadlocks, lock timeouts, leader switches, database unavailable
     "Neo.ClientError.Security.",  # credentials rejected, expired or not allowed
@@ -248,6 +253,11 @@ class _Neo4jTransaction(Reads):
             props=parked_props(edge),
             order=self._store._clock(),
         )
+
+    async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
+        rows = [{"session": session, "changes": changes} for session, changes in entries.items()]
+        records = await self._fetch(cypher.APPEND_FEED, entries=rows)
+        return {record["session"]: int(record["seq"]) for record in records}
 
     async def take_parked(self, node_id: str) -> list[EdgeRecord]:
         records = await self._fetch(cypher.TAKE_PARKED, waiting_for=node_id)
@@ -431,6 +441,26 @@ class Neo4jStore(Walks):
     async def count_nodes(self) -> int:
         (record,) = await self._fetch(cypher.COUNT_NODES)
         return int(record["total"])
+
+    async def feed_heads(self, session_ids: Sequence[str]) -> dict[str, int]:
+        records = await self._fetch(cypher.FEED_HEADS, sessions=list(session_ids))
+        return {record["session"]: int(record["seq"]) for record in records}
+
+    async def feed_after(
+        self, cursors: Mapping[str, int], limit: int
+    ) -> list[tuple[str, int, str]]:
+        rows = [{"session": session, "after": after} for session, after in cursors.items()]
+        records = await self._fetch(cypher.FEED_AFTER, cursors=rows, limit=limit)
+        return [(record["session"], int(record["seq"]), record["changes"]) for record in records]
+
+    async def trim_feed(self, older_than_seconds: float) -> int:
+        records = await self._auto_commit(
+            cypher.TRIM_FEED,
+            {"seconds": older_than_seconds, "limit": FEED_TRIM_BATCH},
+            neo4j.WRITE_ACCESS,
+            self._query_timeout,
+        )
+        return int(records[0]["trimmed"])
 
     async def raise_seq(self, session_id: str, value: int) -> None:
         """Raise the session's arrival counter to at least ``value`` (migration support:
