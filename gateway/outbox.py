@@ -2,9 +2,12 @@
 
 ``<dataDir>/outbox`` holds a checksummed record log (``gateway.stores.file.log``) of events,
 each durable before the mutation answers ``queued: true``. ``drain`` applies them — each
-session's in the order they were journalled, several sessions at once — and then marks them
+session's in the order they were journalled, in batches of consecutive events of one session
+(one transaction each, ``gateway.replay``), several sessions at once — and then marks them
 consumed with an empty snapshot of the generation it drained, so a restart resumes after it.
-Applying an event is idempotent, so a drain interrupted half-way is simply repeated.
+A session stops being held (``holds``) as soon as its last journalled event is applied, so its
+new writes go straight to the store while other sessions still replay. Applying an event is
+idempotent, so a drain interrupted half-way is simply repeated.
 """
 
 from __future__ import annotations
@@ -25,11 +28,13 @@ from gateway.stores.file.log import (
 from resolvers.events import Event, event_from_dict, event_to_dict
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
+    from collections.abc import Awaitable, Callable, Iterator, Sequence
     from pathlib import Path
 
 # Sessions replayed at once: their events are independent (each session's stay in order).
 REPLAY_SESSIONS = 8
+# Consecutive events of one session applied together (one transaction on the store).
+REPLAY_BATCH = 32
 
 
 class Outbox:
@@ -48,7 +53,7 @@ class Outbox:
         self._log = log
         self._base = base
         self._pending = sessions.total()
-        self._sessions = sessions  # journalled events per session, until their drain completes
+        self._sessions = sessions  # journalled events per session, until they are applied
         self._draining = asyncio.Lock()
         # Held while appending and while a drain counts and rotates: an append in flight at the
         # rotation would land in the drained generation uncounted and be dropped with it.
@@ -83,13 +88,19 @@ class Outbox:
             self._sessions[event.session_id] += 1
 
     async def drain(
-        self, apply: Callable[[Event], Awaitable[object]], *, sessions: int = REPLAY_SESSIONS
+        self,
+        apply: Callable[[Sequence[Event]], Awaitable[object]],
+        *,
+        sessions: int = REPLAY_SESSIONS,
+        batch: int = REPLAY_BATCH,
     ) -> int:
-        """Apply every event journalled so far — each session's in order, up to ``sessions``
-        sessions at once — and return how many were applied.
+        """Apply every event journalled so far — each session's in order, in calls of up to
+        ``batch`` consecutive events of one session, up to ``sessions`` sessions at once — and
+        return how many were applied.
 
         An exception from ``apply`` stops the drain (the other sessions' events in flight are
-        cancelled) and propagates; every event stays journalled."""
+        cancelled) and propagates; every event stays journalled and every session it held is
+        held again."""
         async with self._draining:
             async with self._appending:
                 count = self._pending
@@ -101,15 +112,15 @@ class Outbox:
             for payload in payloads:
                 event = event_from_dict(json.loads(payload))
                 queues.setdefault(event.session_id, []).append(event)
-            applied = 0
+            applied: Counter[str] = Counter()
 
             async def replay(work: Iterator[list[Event]]) -> None:
-                nonlocal applied
                 for events in work:  # shared: each worker takes the next session
-                    for event in events:
-                        await apply(event)
-                        applied += 1
-                        self._pending -= 1
+                    for start in range(0, len(events), batch):
+                        chunk = events[start : start + batch]
+                        await apply(chunk)
+                        self._consumed(chunk[0].session_id, len(chunk))
+                        applied[chunk[0].session_id] += len(chunk)
 
             work = iter(queues.values())
             workers = [
@@ -122,15 +133,19 @@ class Outbox:
                     worker.cancel()
                 with contextlib.suppress(BaseException):
                     await asyncio.gather(*workers, return_exceptions=True)
-                self._pending += applied
+                self._pending += applied.total()
+                self._sessions.update(applied)  # still journalled: held again, in order
                 raise
             await asyncio.to_thread(write_snapshot, self._directory, generation, [])
             await asyncio.to_thread(self._log.drop_generations, generation)
             self._base = generation
-            for session_id, events in queues.items():
-                self._sessions[session_id] -= len(events)
-            self._sessions = +self._sessions  # forget sessions with nothing left
-            return applied
+            return applied.total()
+
+    def _consumed(self, session_id: str, count: int) -> None:
+        self._pending -= count
+        self._sessions[session_id] -= count
+        if self._sessions[session_id] <= 0:
+            del self._sessions[session_id]  # nothing journalled left: new writes go through
 
     def _read(self, count: int) -> list[bytes]:
         return list(itertools.islice(self._log.replay(after_generation=self._base), count))

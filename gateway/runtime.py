@@ -24,15 +24,17 @@ from typing import TYPE_CHECKING, Any
 from gateway.events import EventBus
 from gateway.outbox import Outbox
 from gateway.publishing import PublishingStore
+from gateway.replay import apply_batch
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
-from resolvers.errors import DomainError, MemoryGraphDisabledError, StoreUnavailableError
+from resolvers.errors import MemoryGraphDisabledError, StoreUnavailableError
 from resolvers.memory import MemoryStore, compact_memory
 from resolvers.observe import APPLY, WriteResult
 from resolvers.records import Backend, utc_now
 from resolvers.validate import validate_event
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
     from gateway.settings import Settings
@@ -253,14 +255,8 @@ class Runtime:
             logger.warning("outbox replay paused, neo4j unreachable: %s", exc.message)
             return None
 
-    async def _apply_queued(self, event: Event) -> None:
-        try:
-            await APPLY[type(event)](self._stores[Backend.NEO4J], event)
-        except StoreUnavailableError:
-            raise
-        except DomainError as exc:
-            # Validated before it was queued; a rejection now cannot be fixed by retrying.
-            logger.error("dropping a queued %s event rejected on replay: %s", event.kind, exc)
+    async def _apply_queued(self, events: Sequence[Event]) -> None:
+        await apply_batch(self._stores[Backend.NEO4J], events)
 
     # --- settings and health -------------------------------------------------------------
 

@@ -12,6 +12,7 @@ from gateway.stores.file.log import StoreLockedError
 from resolvers.events import Event, FirstMessageObserved
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
     from pathlib import Path
 
 
@@ -35,8 +36,8 @@ async def test_journalled_events_survive_a_restart_and_replay_in_order(tmp_path:
     await outbox.aclose()
     applied: list[Event] = []
 
-    async def apply(event: Event) -> None:
-        applied.append(event)
+    async def apply(events: Sequence[Event]) -> None:
+        applied.extend(events)
 
     reopened = await Outbox.open(tmp_path)
     pending = reopened.pending
@@ -53,8 +54,8 @@ async def test_drained_events_are_not_replayed_again(tmp_path: Path) -> None:
     await outbox.append(_event(1))
     applied: list[Event] = []
 
-    async def apply(event: Event) -> None:
-        applied.append(event)
+    async def apply(events: Sequence[Event]) -> None:
+        applied.extend(events)
 
     await outbox.drain(apply)
     await outbox.aclose()
@@ -79,16 +80,16 @@ async def test_an_interrupted_drain_keeps_every_event_journalled(tmp_path: Path)
         await outbox.append(step)
     applied: list[Event] = []
 
-    async def failing_apply(event: Event) -> None:
-        if event == steps[1]:
+    async def failing_apply(events: Sequence[Event]) -> None:
+        if steps[1] in events:
             raise ConnectionError("backend went away")
-        applied.append(event)
+        applied.extend(events)
 
-    async def apply(event: Event) -> None:
-        applied.append(event)
+    async def apply(events: Sequence[Event]) -> None:
+        applied.extend(events)
 
     with pytest.raises(ConnectionError):
-        await outbox.drain(failing_apply)
+        await outbox.drain(failing_apply, batch=1)
     pending_after_failure = (outbox.pending, outbox.holds("s1"))
     await outbox.drain(apply)
     await outbox.aclose()
@@ -108,15 +109,15 @@ async def test_sessions_replay_side_by_side_each_in_its_own_order(tmp_path: Path
     applied: list[Event] = []
     running = peak = 0
 
-    async def apply(event: Event) -> None:
+    async def apply(events: Sequence[Event]) -> None:
         nonlocal running, peak
         running += 1
         peak = max(peak, running)
         await asyncio.sleep(0.001)
         running -= 1
-        applied.append(event)
+        applied.extend(events)
 
-    await outbox.drain(apply, sessions=4)
+    await outbox.drain(apply, sessions=4, batch=1)
     await outbox.aclose()
 
     assert held == [True] * 6
@@ -142,8 +143,8 @@ async def test_an_event_being_journalled_when_a_drain_starts_is_not_lost(tmp_pat
     await outbox.append(_event(0))
     applied: list[Event] = []
 
-    async def apply(event: Event) -> None:
-        applied.append(event)
+    async def apply(events: Sequence[Event]) -> None:
+        applied.extend(events)
 
     in_flight = asyncio.create_task(outbox.append(_event(1)))
     await asyncio.sleep(0)  # the record is on its way to the log, not yet acknowledged
@@ -154,3 +155,47 @@ async def test_an_event_being_journalled_when_a_drain_starts_is_not_lost(tmp_pat
 
     assert applied == [_event(0), _event(1)]
     assert outbox.pending == 0
+
+
+async def test_a_session_replays_in_batches_of_its_consecutive_events(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    journalled = [_step(session, number) for number in range(5) for session in ("s1", "s2")]
+    for event in journalled:
+        await outbox.append(event)
+    calls: list[list[Event]] = []
+
+    async def apply(events: Sequence[Event]) -> None:
+        calls.append(list(events))
+
+    count = await outbox.drain(apply, sessions=1, batch=2)
+    await outbox.aclose()
+
+    s1 = [event for event in journalled if event.session_id == "s1"]
+    s2 = [event for event in journalled if event.session_id == "s2"]
+    assert count == 10
+    assert calls == [s1[0:2], s1[2:4], s1[4:], s2[0:2], s2[2:4], s2[4:]]
+
+
+async def test_a_replayed_session_is_released_while_others_still_replay(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    await outbox.append(_step("quick", 0))
+    for number in range(3):
+        await outbox.append(_step("slow", number))
+    slow_started = asyncio.Event()
+    finish_slow = asyncio.Event()
+
+    async def apply(events: Sequence[Event]) -> None:
+        if events[0].session_id == "slow":
+            slow_started.set()
+            await finish_slow.wait()
+
+    drain = asyncio.create_task(outbox.drain(apply, sessions=2, batch=1))
+    await slow_started.wait()
+    await asyncio.sleep(0.01)  # the quick session's only event is applied by now
+    during = (outbox.holds("quick"), outbox.holds("slow"), outbox.pending)
+    finish_slow.set()
+    await drain
+    await outbox.aclose()
+
+    assert during == (False, True, 3)
+    assert (outbox.holds("slow"), outbox.pending) == (False, 0)

@@ -1,0 +1,96 @@
+"""Outbox replay in batches: consecutive journalled events of one session in one transaction.
+
+Replaying one event per transaction costs a transaction (a session lock, a commit, a feed entry)
+per event; a batch pays them once. The use cases open their own transaction for each event, so
+each event of a batch runs on ``_BatchStore``: the store whose ``transaction()`` is the batch's
+open transaction (not committed by the event). When a batch cannot be applied whole — an event
+is rejected (``DomainError``) or the store asks for a retry (a transient conflict) — it is rolled
+back and its events are applied one transaction each, as before: a rejected event is dropped
+alone and the others still count.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from resolvers.errors import DomainError, StoreUnavailableError
+from resolvers.observe import APPLY
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Sequence
+
+    from resolvers.events import Event
+    from resolvers.store import GraphStore, GraphTransaction
+
+logger = logging.getLogger(__name__)
+
+
+class _BatchInterruptedError(Exception):
+    """An event of the batch needs a transaction of its own (a retry after a conflict)."""
+
+
+class _BatchStore:
+    """``store`` for one event of a batch: its transaction is the batch's open one."""
+
+    def __init__(self, store: GraphStore, tx: GraphTransaction) -> None:
+        self._tx = tx
+        self._failed = False
+        self.backend = store.backend
+        self.ping = store.ping
+        self.count_nodes = store.count_nodes
+        self.aclose = store.aclose
+        self.get_nodes = tx.get_nodes
+        self.nodes_by_key = tx.nodes_by_key
+        self.artifact_versions = tx.artifact_versions
+        self.expand = tx.expand
+        self.edges_among = tx.edges_among
+        self.list_nodes = tx.list_nodes
+        self.list_edges = tx.list_edges
+        self.session_node_ids = tx.session_node_ids
+        self.project_artifacts = tx.project_artifacts
+        self.chain_members = tx.chain_members
+        self.chain_neighbours = tx.chain_neighbours
+        self.search = tx.search
+
+    @asynccontextmanager
+    async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
+        if self._failed:  # the batch's transaction is in doubt: never run on it again
+            raise _BatchInterruptedError
+        try:
+            yield self._tx
+        except BaseException:
+            self._failed = True
+            raise
+
+
+async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
+    """Apply consecutive events of one session, in one transaction when possible.
+
+    ``StoreUnavailableError`` (other than a conflict worth a retry) propagates: the events stay
+    journalled. A rejected event is logged and dropped: it was validated before it was queued,
+    so a retry cannot fix it."""
+    if len(events) > 1:
+        try:
+            async with store.transaction(events[0].session_id) as tx:
+                batch = _BatchStore(store, tx)
+                for event in events:
+                    await APPLY[type(event)](batch, event)
+            return
+        except StoreUnavailableError as exc:
+            if not exc.transient:
+                raise
+        except (DomainError, _BatchInterruptedError):
+            pass  # rolled back: one transaction per event below
+    for event in events:
+        await apply_one(store, event)
+
+
+async def apply_one(store: GraphStore, event: Event) -> None:
+    try:
+        await APPLY[type(event)](store, event)
+    except StoreUnavailableError:
+        raise
+    except DomainError as exc:
+        logger.error("dropping a queued %s event rejected on replay: %s", event.kind, exc)

@@ -1,0 +1,25 @@
+"""On Neo4j a replayed batch is one transaction: one change-feed entry for all its events."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from gateway.events import EventBus
+from gateway.publishing import PublishingStore
+from gateway.replay import apply_batch
+from tests.test_replay import events
+
+if TYPE_CHECKING:
+    from gateway.stores.neo4j import Neo4jStore
+
+
+async def test_a_batch_commits_once(neo4j_store: Neo4jStore) -> None:
+    published = PublishingStore(neo4j_store, EventBus())
+
+    await apply_batch(published, events("s1"))
+    await apply_batch(published, events("s2")[:1])
+
+    assert await neo4j_store.feed_heads(["s1", "s2"]) == {"s1": 1, "s2": 1}
+    assert (
+        len(await neo4j_store.session_node_ids("s1")) == 1 + 3 * 3
+    )  # the goal, 3 calls, codes, figures

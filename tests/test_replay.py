@@ -1,0 +1,75 @@
+"""Outbox replay in batches: the same graph as one event per transaction, and a rejected event
+dropped alone, on both backends."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from gateway.replay import apply_batch, apply_one
+from resolvers.events import ExecutionObserved, FirstMessageObserved, ProducedArtifact
+from resolvers.subgraph import session_subgraph
+
+if TYPE_CHECKING:
+    from resolvers.events import Event
+    from resolvers.store import GraphStore
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+
+
+def events(session: str) -> list[Event]:
+    """A session's observes out of order: executions before the goal, v3 before v1."""
+
+    def execution(number: int, execution_id: str | None = None) -> ExecutionObserved:
+        at = T0 + timedelta(seconds=number)
+        return ExecutionObserved(
+            session,
+            execution_id=execution_id if execution_id is not None else f"{session}-e{number}",
+            turn_id="t1",
+            tool="run_python",
+            code_hash=f"h{number}",
+            status="succeeded",
+            started_at=at,
+            finished_at=at,
+            produced_artifacts=(ProducedArtifact(f"{session}-fig", number + 1),),
+        )
+
+    goal = FirstMessageObserved(session, goal_id=f"goal:session:{session}", core_objective="x")
+    return [execution(2), goal, execution(0), execution(1)]
+
+
+async def graph_of(store: GraphStore, session: str) -> tuple[list[str], list[str]]:
+    graph = await session_subgraph(store, session, fold=False)
+    edges = sorted(f"{e.type.value} {e.source} {e.target}" for e in graph.edges)
+    return sorted(node.id for node in graph.nodes), edges
+
+
+async def test_a_batch_writes_the_graph_of_one_event_per_transaction(store: GraphStore) -> None:
+    for event in events("one"):
+        await apply_one(store, event)
+
+    await apply_batch(store, events("all"))
+
+    one, batched = await graph_of(store, "one"), await graph_of(store, "all")
+    assert [len(part) for part in batched] == [len(part) for part in one]
+    assert batched == tuple(sorted(item.replace("one", "all") for item in part) for part in one)
+
+
+async def test_a_rejected_event_is_dropped_alone(store: GraphStore) -> None:
+    good = events("s1")
+    bad = ExecutionObserved(
+        "s1",
+        "",
+        "t1",
+        "run_python",
+        "h",
+        "succeeded",
+        T0,
+        T0,  # no execution id
+    )
+
+    await apply_batch(store, [good[1], bad, good[0]])
+
+    nodes, _ = await graph_of(store, "s1")
+    assert "ResearchGoal:goal:session:s1" in nodes
+    assert "ToolCall:subtask:s1-e2" in nodes
