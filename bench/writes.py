@@ -1,0 +1,381 @@
+"""Observe throughput: file store vs. gateway on Neo4j vs. the same writes as one raw statement.
+
+    eval "$(tools/neo4j-test-server/run.sh start)"
+    python -m bench.writes --backend neo4j [--steps 100] [--rounds 2] [--seed 7]
+
+Three columns, in interleaved windows (every round runs each column once at 1 and at 16
+clients, on fresh sessions, so a slow minute of a shared machine hits all columns alike):
+
+* **file store**: the gateway (``science-memory serve``, a child process) on its file store;
+* **gateway on Neo4j**: the same gateway on the Neo4j server, over HTTP GraphQL;
+* **raw UNWIND**: the same observe events written to that Neo4j by the driver directly, each
+  event as ONE managed transaction (``execute_write``) of ONE statement, the same statement
+  text for every event (``RawPlan``: an ``UNWIND`` block per label and edge shape, no reads):
+  the nodes and edges the gateway itself writes for that event, as it stores them (captured
+  beforehand by replaying the sessions on a scratch file store, outside the timing). It is the
+  floor a one-statement write plan can reach, without the gateway's rules, session lock, HTTP
+  or GraphQL.
+
+Events are the generator's observes (declares left out: they only read and add to them). It
+also counts the Cypher statements the gateway sends per event kind (the driver's ``run`` calls,
+the use cases run in this process on a ``Neo4jStore``) and per ``searchNodes``. The benchmark
+deletes its own ``bench-…`` sessions before and after; nothing else is touched.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections import defaultdict
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, LiteralString
+
+import neo4j
+
+from bench.client import http_client
+from bench.generate import Session, generate_session
+from bench.ingest import Throughput, ingest
+from bench.neo4j import CLEANUP, Connection
+from bench.server import running_gateway
+from gateway.events import EventBus
+from gateway.publishing import PublishingStore
+from gateway.stores.file.store import FileStore
+from gateway.stores.neo4j import Neo4jStore
+from gateway.stores.neo4j.records import edge_properties, node_properties
+from resolvers.observe import APPLY
+from resolvers.records import split_node_id
+from resolvers.search import search_nodes
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
+    from gateway.events import GraphChange
+    from resolvers.events import Event
+
+CLIENTS = (1, 16)
+COLUMNS = ("file store", "gateway on Neo4j", "raw UNWIND")
+BASE = 700_000_000
+SEARCH_TERM = "tp53"
+
+
+NodeShape = str
+EdgeShape = tuple[str, str, str, bool]
+"""``(source label, edge type, target label, removed)``."""
+
+
+@dataclass(frozen=True, slots=True)
+class RawWrite:
+    """What one event wrote, by node label and by edge shape."""
+
+    nodes: dict[NodeShape, list[dict[str, Any]]]
+    edges: dict[EdgeShape, list[dict[str, Any]]]
+
+
+def observes_only(session: Session) -> Session:
+    mutations = tuple(m for m in session.mutations if type(m.event) in APPLY)
+    return replace(session, mutations=mutations)
+
+
+def sessions_for(seed: int, first: int, count: int, steps: int) -> list[Session]:
+    return [observes_only(generate_session(seed, first + i, steps)) for i in range(count)]
+
+
+# --- the raw column: each event's own writes as one statement -------------------------------
+
+
+async def capture(sessions: Sequence[Session], directory: Path) -> list[list[RawWrite]]:
+    """Per session, per event: what the gateway wrote for it (replayed on a file store)."""
+    store = await FileStore.open(directory)
+    bus = EventBus(capacity=100_000)
+    published = PublishingStore(store, bus)
+    writes: list[list[RawWrite]] = []
+    try:
+        for session in sessions:
+            own: list[RawWrite] = []
+            with bus.subscribe(session.session_id) as subscription:
+                for mutation in session.mutations:
+                    await APPLY[type(mutation.event)](published, mutation.event)
+                    changes = [await anext(subscription) for _ in range(subscription.pending)]
+                    own.append(raw_write(changes))
+            writes.append(own)
+    finally:
+        await published.aclose()
+    return writes
+
+
+def raw_write(changes: Sequence[GraphChange]) -> RawWrite:
+    nodes: dict[NodeShape, list[dict[str, Any]]] = defaultdict(list)
+    edges: dict[EdgeShape, list[dict[str, Any]]] = defaultdict(list)
+    for change in changes:
+        if change.node is not None:
+            props = node_properties(change.node)
+            nodes[change.node.label.value].append({"id": change.node.id, "props": props})
+        elif change.edge is not None:
+            edge = change.edge
+            shape = (_label(edge.source), edge.type.value, _label(edge.target), change.removed)
+            edges[shape].append(
+                {"s": edge.source, "t": edge.target, "props": edge_properties(edge)}
+            )
+    return RawWrite(dict(nodes), dict(edges))
+
+
+def _label(node_id: str) -> str:
+    parsed = split_node_id(node_id)
+    assert parsed is not None
+    return parsed[0].value
+
+
+@dataclass(frozen=True, slots=True)
+class RawPlan:
+    """One statement for every event of the run (planned once, like a hand-written one): a
+    ``FOREACH`` over the rows of each label and each edge shape the run writes, nodes first,
+    removed edges last; an event passes empty lists for the shapes it does not use."""
+
+    node_shapes: tuple[NodeShape, ...]
+    edge_shapes: tuple[EdgeShape, ...]
+
+    @classmethod
+    def covering(cls, writes: Sequence[Sequence[RawWrite]]) -> RawPlan:
+        events = [write for own in writes for write in own]
+        nodes = sorted({shape for write in events for shape in write.nodes})
+        edges = sorted({shape for write in events for shape in write.edges})
+        return cls(tuple(nodes), tuple(edges))
+
+    @property
+    def statement(self) -> LiteralString:
+        # FOREACH, not a CALL subquery per block: Neo4j plans a statement of many subqueries
+        # for seconds, again for each new combination of parameter types.
+        parts = [
+            f"FOREACH (row IN {_rows(f'n{i}')} | MERGE (x:{label} {{id: row.id}}) "
+            "ON CREATE SET x._sm_order = timestamp() SET x += row.props)"
+            for i, label in enumerate(self.node_shapes)
+        ]
+        deletes: list[str] = []
+        for i, (source, edge_type, target, removed) in enumerate(self.edge_shapes):
+            if removed:
+                deletes.append(
+                    f"CALL () {{ UNWIND {_rows(f'e{i}')} AS row MATCH (:{source} {{id: row.s}})"
+                    f"-[r:{edge_type}]->(:{target} {{id: row.t}}) DELETE r }}"
+                )
+                continue
+            parts.append(
+                f"FOREACH (row IN {_rows(f'e{i}')} | MERGE (a:{source} {{id: row.s}}) "
+                f"MERGE (b:{target} {{id: row.t}}) MERGE (a)-[r:{edge_type}]->(b) "
+                "SET r += row.props)"
+            )
+        # Assembled from label and type names only, never from data.
+        tail = "WITH 1 AS one " + " WITH 1 AS one ".join(deletes) if deletes else ""
+        return "WITH 1 AS one " + " ".join(parts) + f" {tail} RETURN 1 AS done"
+
+    def params(self, write: RawWrite) -> dict[str, Any]:
+        # One list of rows tagged with their block: Neo4j caches a plan per statement and the
+        # (bucketed) size of each list parameter, so a list per block would be re-planned for
+        # nearly every event.
+        rows = [
+            {"k": f"n{i}", **row}
+            for i, shape in enumerate(self.node_shapes)
+            for row in write.nodes.get(shape, [])
+        ]
+        rows += [
+            {"k": f"e{i}", **row}
+            for i, shape in enumerate(self.edge_shapes)
+            for row in write.edges.get(shape, [])
+        ]
+        return {"rows": rows}
+
+
+def _rows(name: str) -> str:
+    return f"[row IN $rows WHERE row.k = '{name}']"
+
+
+async def raw_ingest(
+    driver: neo4j.AsyncDriver, writes: Sequence[Sequence[RawWrite]], clients: int
+) -> Throughput:
+    plan = RawPlan.covering(writes)
+    statement = plan.statement
+    shares = [writes[index::clients] for index in range(clients)]
+
+    async def caller(own: Sequence[Sequence[RawWrite]]) -> int:
+        sent = 0
+        async with driver.session() as session:
+            for events in own:
+                for write in events:
+                    await session.execute_write(_run, statement, plan.params(write))
+                    sent += 1
+        return sent
+
+    started = time.perf_counter()
+    sent = await asyncio.gather(*(caller(own) for own in shares))
+    return Throughput(clients, len(writes), sum(sent), time.perf_counter() - started)
+
+
+async def _run(
+    tx: neo4j.AsyncManagedTransaction, statement: LiteralString, params: dict[str, Any]
+) -> None:
+    await (await tx.run(statement, params)).consume()
+
+
+# --- statements per event ------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def counting_statements() -> Iterator[list[int]]:
+    """Count the driver's ``run`` calls (explicit transactions and auto-commit sessions)."""
+    count = [0]
+    originals = (neo4j.AsyncTransaction.run, neo4j.AsyncSession.run)
+
+    async def tx_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return await originals[0](self, *args, **kwargs)
+
+    async def session_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        count[0] += 1
+        return await originals[1](self, *args, **kwargs)
+
+    neo4j.AsyncTransaction.run = tx_run  # type: ignore[method-assign]
+    neo4j.AsyncSession.run = session_run  # type: ignore[method-assign]
+    try:
+        yield count
+    finally:
+        neo4j.AsyncTransaction.run, neo4j.AsyncSession.run = originals  # type: ignore[method-assign]
+
+
+async def count_statements(
+    connection: Connection, sessions: Sequence[Session]
+) -> dict[str, tuple[int, float, int]]:
+    """``(min, mean, max)`` statements per event kind and per ``searchNodes``."""
+    store = await Neo4jStore.open(connection.uri, connection.user, connection.password)
+    published = PublishingStore(store, EventBus())
+    counts: dict[str, list[int]] = defaultdict(list)
+    try:
+        for session in sessions:
+            for mutation in session.mutations:
+                event: Event = mutation.event
+                with counting_statements() as count:
+                    await APPLY[type(event)](published, event)
+                counts[_kind(event)].append(count[0])
+            with counting_statements() as count:
+                await search_nodes(published, SEARCH_TERM, session_id=session.session_id)
+            counts["searchNodes (in session)"].append(count[0])
+        with counting_statements() as count:
+            await search_nodes(published, SEARCH_TERM)
+        counts["searchNodes (all sessions)"].append(count[0])
+    finally:
+        await published.aclose()
+    return {kind: (min(n), sum(n) / len(n), max(n)) for kind, n in sorted(counts.items())}
+
+
+def _kind(event: Event) -> str:
+    papers = len(getattr(event, "products", ()) or ())
+    return f"{event.kind} ({papers} papers)" if papers else event.kind
+
+
+# --- the run -------------------------------------------------------------------------------
+
+
+async def run(seed: int, steps: int, rounds: int, tmp: Path) -> str:
+    connection = Connection.from_env(os.environ)
+    driver = neo4j.AsyncGraphDatabase.driver(
+        connection.uri, auth=(connection.user, connection.password)
+    )
+    totals: dict[tuple[str, int], list[Throughput]] = defaultdict(list)
+    try:
+        await _cleanup(driver)
+        captures = 0
+
+        async def write_column(column: str, sessions: list[Session], clients: int) -> Throughput:
+            nonlocal captures
+            if column == "raw UNWIND":
+                captures += 1
+                writes = await capture(sessions, tmp / f"capture-{captures}")
+                return await raw_ingest(driver, writes, clients)
+            url = (on_file if column == "file store" else on_neo4j).graphql
+            return await ingest(client, url, sessions, clients)
+
+        async with (
+            running_gateway(tmp / "file-gateway") as on_file,
+            running_gateway(tmp / "neo4j-gateway", connection.settings()) as on_neo4j,
+            http_client() as client,
+        ):
+            first = BASE
+            # Warm-up, not counted: server caches, Neo4j's plan caches, connection pools.
+            for column in COLUMNS:
+                await write_column(column, sessions_for(seed, first, 4, steps), 4)
+                first += 4
+            for round_number in range(rounds):
+                for clients in CLIENTS:
+                    count = max(4, clients)
+                    for column in COLUMNS:
+                        sessions = sessions_for(seed, first, count, steps)
+                        first += count
+                        result = await write_column(column, sessions, clients)
+                        totals[(column, clients)].append(result)
+                        print(
+                            f"round {round_number + 1}, {clients} clients, {column}: "
+                            f"{result.per_second:.0f} events/s",
+                            file=sys.stderr,
+                        )
+        statements = await count_statements(connection, sessions_for(seed, first, 2, steps))
+    finally:
+        await _cleanup(driver)
+        await driver.close()
+    return report(totals, statements, steps, rounds)
+
+
+async def _cleanup(driver: neo4j.AsyncDriver) -> None:
+    async with driver.session() as session:
+        for statement in CLEANUP:
+            await (await session.run(statement)).consume()
+
+
+def report(
+    totals: dict[tuple[str, int], list[Throughput]],
+    statements: dict[str, tuple[int, float, int]],
+    steps: int,
+    rounds: int,
+) -> str:
+    def rate(column: str, clients: int) -> float:
+        done = totals[(column, clients)]
+        return sum(t.mutations for t in done) / sum(t.seconds for t in done)
+
+    header = "| | " + " | ".join(COLUMNS) + " | gateway ÷ raw |"
+    lines = [header, "|---|" + "---|" * (len(COLUMNS) + 1)]
+    for clients in CLIENTS:
+        cells = [f"{rate(column, clients):.0f}" for column in COLUMNS]
+        ratio = rate("gateway on Neo4j", clients) / rate("raw UNWIND", clients)
+        label = f"observe events/s, {clients} client{'s' if clients > 1 else ''}"
+        lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio:.2f} |")
+    lines += [
+        "",
+        "| Cypher statements (gateway) | min | mean | max | raw |",
+        "|---|---|---|---|---|",
+    ]
+    for kind, (low, mean, high) in statements.items():
+        raw = "1" if not kind.startswith("searchNodes") else "—"
+        lines.append(f"| {kind} | {low} | {mean:.1f} | {high} | {raw} |")
+    load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
+    lines += ["", f"{rounds} round(s) of sessions of {steps} steps; load average after: {load}"]
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.writes", description=__doc__)
+    parser.add_argument("--backend", choices=["neo4j"], required=True)
+    parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--steps", type=int, default=100, help="session steps (default 100)")
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds (default 2)")
+    options = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-writes-") as tmp:
+        table = asyncio.run(run(options.seed, options.steps, options.rounds, Path(tmp)))
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
