@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import binascii
 import heapq
+import re
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -29,8 +30,11 @@ if TYPE_CHECKING:
 DEFAULT_FIRST = 100
 MAX_FIRST = 500
 MAX_TERMS = 32
+# No listing holds more items than this; a cursor past it was not issued by this API.
+MAX_OFFSET = 2**53
 
 _CURSOR_PREFIX = "offset:"
+_DIGITS = re.compile(r"[0-9]{1,16}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -53,9 +57,13 @@ def decode_cursor(after: str | None) -> int:
     except (binascii.Error, UnicodeError, ValueError) as exc:
         raise InvalidInputError("after", "is not a cursor returned by this API") from exc
     digits = text.removeprefix(_CURSOR_PREFIX)
-    if not text.startswith(_CURSOR_PREFIX) or not digits.isdigit():
+    # ASCII digits only (``str.isdigit`` also accepts "²"), and few enough to convert.
+    if not text.startswith(_CURSOR_PREFIX) or not _DIGITS.fullmatch(digits):
         raise InvalidInputError("after", "is not a cursor returned by this API")
-    return int(digits)
+    offset = int(digits)
+    if offset > MAX_OFFSET:
+        raise InvalidInputError("after", "is not a cursor returned by this API")
+    return offset
 
 
 def check_first(first: int, maximum: int = MAX_FIRST) -> None:
