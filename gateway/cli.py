@@ -86,6 +86,12 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
         lifespan="on",
         log_config=None,  # uvicorn's loggers go through configure_logging's handler too
         ws_max_size=settings.max_body_bytes,  # one WebSocket message, like one HTTP body
+        # Isolation (SPEC §8): idle keep-alive connections are closed, the number of open
+        # connections and tasks is capped (503 beyond), and a request head is bounded. The
+        # body timeout is gateway.app.BodySizeLimit's: uvicorn has none.
+        timeout_keep_alive=max(1, round(settings.keep_alive_seconds)),
+        limit_concurrency=settings.max_connections,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
     )
     return 0
 
