@@ -1,0 +1,190 @@
+"""Isolation (SPEC §8): the cost limit, hostile documents, and reads that yield while they run.
+
+Cost is computed before anything runs (``gateway.schema.cost``): list sizes × selections ×
+aliases, with a lower limit for the read token. Large lists are serialised in steps
+(``gateway.schema.pacing``), so other work runs while a heavy read is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from gateway.schema import build_schema
+from gateway.schema import pacing as schema_pacing
+from gateway.schema.limits import MAX_FRAGMENT_NESTING, Limits
+from tests import builders as b
+from tests.conftest import GraphQLClient
+
+if TYPE_CHECKING:
+    import pytest
+
+    from gateway.runtime import Runtime
+
+LIMIT = "QUERY_LIMIT_EXCEEDED"
+
+
+def client(runtime: Runtime, **limits: Any) -> GraphQLClient:
+    return GraphQLClient(build_schema(Limits(**limits)), runtime)
+
+
+def codes(result: Any) -> list[str | None]:
+    return [(error.extensions or {}).get("code") for error in result.errors or ()]
+
+
+def aliases_of_subgraph(count: int, first: int) -> str:
+    fields = " ".join(
+        f'a{i}: subgraph(sessionId: "s1", first: {first}) {{ ... on Subgraph {{ nodes {{ id }} }} }}'
+        for i in range(count)
+    )
+    return "{ " + fields + " }"
+
+
+def spread_chain(depth: int) -> str:
+    fragments = " ".join(f"fragment F{i} on Query {{ ...F{i + 1} }}" for i in range(depth))
+    return f"{{ ...F0 }} {fragments} fragment F{depth} on Query {{ __typename }}"
+
+
+# --- cost ----------------------------------------------------------------------------------
+
+
+async def test_thirty_aliases_of_a_large_subgraph_are_refused_before_anything_runs(
+    gql: GraphQLClient,
+) -> None:
+    result = await gql.raw(aliases_of_subgraph(30, 5000))
+
+    assert result.data is None
+    assert codes(result) == [LIMIT]
+
+
+async def test_one_default_subgraph_is_within_the_cost_limit(gql: GraphQLClient) -> None:
+    await b.first_message(gql, "s1")
+
+    result = await gql.raw(aliases_of_subgraph(1, 500))
+
+    assert result.errors is None
+
+
+async def test_the_read_token_has_the_lower_cost_limit(runtime: Runtime) -> None:
+    gql = client(runtime, max_cost=1000, max_cost_read=100)
+    document = aliases_of_subgraph(1, 200)  # 1 + 200 nodes × (1 + id) = 401
+
+    as_writer = await gql.raw(document)
+    as_reader = await gql.raw(document, can_write=False)
+
+    assert codes(as_writer) == []
+    assert codes(as_reader) == [LIMIT]
+
+
+async def test_a_page_size_given_as_a_variable_counts(runtime: Runtime) -> None:
+    gql = client(runtime, max_cost=1000)
+    document = (
+        'query($n: Int) { subgraph(sessionId: "s1", first: $n) '
+        "{ ... on Subgraph { nodes { id } } } }"
+    )
+
+    small = await gql.raw(document, n=10)
+    large = await gql.raw(document, n=5000)
+
+    assert codes(small) == []
+    assert codes(large) == [LIMIT]
+
+
+# --- hostile documents ----------------------------------------------------------------------
+
+
+async def test_a_deep_chain_of_fragment_spreads_is_a_limit_not_a_recursion_error(
+    gql: GraphQLClient,
+) -> None:
+    result = await gql.raw(spread_chain(250))
+
+    assert LIMIT in codes(result)
+    assert not any("recursion" in error.message for error in result.errors or ())
+
+
+async def test_fragment_spreads_at_the_nesting_limit_run(gql: GraphQLClient) -> None:
+    result = await gql.raw(spread_chain(MAX_FRAGMENT_NESTING - 1))
+
+    assert result.errors is None
+    assert result.data == {"__typename": "Query"}
+
+
+async def test_a_fragment_cycle_is_a_validation_error(gql: GraphQLClient) -> None:
+    result = await gql.raw("{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }")
+
+    assert result.errors
+    assert any("Cannot spread fragment" in error.message for error in result.errors)
+
+
+async def test_two_operations_without_an_operation_name_are_refused(gql: GraphQLClient) -> None:
+    document = "query A { __typename } query B { health { status } }"
+
+    unnamed = await gql.raw(document)
+    named = await gql.schema.execute(
+        document, operation_name="B", context_value=(await _context(gql))
+    )
+
+    assert unnamed.data is None
+    assert unnamed.errors
+    assert "operation name" in unnamed.errors[0].message
+    assert named.errors is None
+    assert named.data is not None
+    assert "health" in named.data
+
+
+async def _context(gql: GraphQLClient) -> Any:
+    from gateway.schema.context import GraphContext
+
+    return GraphContext(runtime=gql.runtime)
+
+
+# --- reads that yield -----------------------------------------------------------------------
+
+
+async def test_a_large_read_lets_other_work_run_while_it_is_serialised(
+    gql: GraphQLClient,
+) -> None:
+    await b.first_message(gql, "s1")
+    for step in range(40):
+        await b.execution(gql, "s1", f"e{step}", step + 1)
+    document = (
+        '{ subgraph(sessionId: "s1") { ... on Subgraph { nodes { id key label properties } '
+        "edges { type source target } } } }"
+    )
+    ticks = 0
+
+    read = asyncio.ensure_future(gql.execute(document))
+    while not read.done():
+        ticks += 1
+        await asyncio.sleep(0)
+    data = await read
+
+    nodes = len(data["subgraph"]["nodes"])
+    assert nodes > 80
+    # At least one turn of the loop per PACE nodes converted and per PACE nodes serialised.
+    assert ticks >= 2 * nodes // schema_pacing.PACE
+
+
+async def test_the_time_budget_is_checked_at_every_step_of_a_large_read(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gql = client(runtime, query_timeout_seconds=10.0)
+    await b.first_message(gql, "s1")
+    for step in range(20):
+        await b.execution(gql, "s1", f"e{step}", step + 1)
+    monkeypatch.setattr(schema_pacing, "PACE", 1)
+    real_breathe = schema_pacing.breathe
+    calls = 0
+
+    async def late_breathe() -> None:
+        nonlocal calls
+        calls += 1
+        if calls > 30:  # well into the read: the budget runs out here
+            schema_pacing.DEADLINE.set(0.0)
+        await real_breathe()
+
+    monkeypatch.setattr(schema_pacing, "breathe", late_breathe)
+
+    result = await gql.raw('{ subgraph(sessionId: "s1") { __typename } }')
+
+    assert result.data == {"subgraph": {"__typename": "QueryLimitExceeded"}}
