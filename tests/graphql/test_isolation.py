@@ -1,6 +1,6 @@
 """Isolation (SPEC §8): the cost limit, hostile documents, and reads that yield while they run.
 
-Cost is computed before anything runs (``gateway.schema.cost``): list sizes × selections ×
+Cost is computed before anything runs (``gateway.schema.cost``): list sizes times selections times
 aliases, with a lower limit for the read token. Large lists are serialised in steps
 (``gateway.schema.pacing``), so other work runs while a heavy read is answered.
 """
@@ -33,9 +33,9 @@ def codes(result: Any) -> list[str | None]:
 
 
 def aliases_of_subgraph(count: int, first: int) -> str:
+    selection = "{ ... on Subgraph { nodes { id } } }"
     fields = " ".join(
-        f'a{i}: subgraph(sessionId: "s1", first: {first}) {{ ... on Subgraph {{ nodes {{ id }} }} }}'
-        for i in range(count)
+        f'a{i}: subgraph(sessionId: "s1", first: {first}) {selection}' for i in range(count)
     )
     return "{ " + fields + " }"
 
@@ -67,7 +67,7 @@ async def test_one_default_subgraph_is_within_the_cost_limit(gql: GraphQLClient)
 
 async def test_the_read_token_has_the_lower_cost_limit(runtime: Runtime) -> None:
     gql = client(runtime, max_cost=1000, max_cost_read=100)
-    document = aliases_of_subgraph(1, 200)  # 1 + 200 nodes × (1 + id) = 401
+    document = aliases_of_subgraph(1, 200)  # 1 + 200 nodes * (1 + id) = 401
 
     as_writer = await gql.raw(document)
     as_reader = await gql.raw(document, can_write=False)
