@@ -40,6 +40,9 @@ MAX_COST               worst-case field values of one operation  100000
 MAX_COST_READ          the same for the read token               50000
 HEAVY_READERS          queries over 1,000 field values running   4
                        at once (others wait; writes never do)
+HEADER_TIMEOUT_SECONDS time to receive a request head, from the   10
+                       connection or the previous response
+                       (else closed; ``gateway.serving``)
 BODY_TIMEOUT_SECONDS   time to receive a request body (else 408) 10
 KEEP_ALIVE_SECONDS     idle keep-alive connection closed after   5
 MAX_CONNECTIONS        open connections and tasks; beyond, 503   1000
@@ -101,6 +104,7 @@ class Settings:
     max_cost: int = 100_000
     max_cost_read: int = 50_000
     heavy_readers: int = 4
+    header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
     keep_alive_seconds: float = 5.0
     max_connections: int = 1000
@@ -153,6 +157,11 @@ class Settings:
             ),
             heavy_readers=_positive_int(
                 "HEAVY_READERS", get("HEAVY_READERS"), defaults.heavy_readers
+            ),
+            header_timeout_seconds=_seconds(
+                "HEADER_TIMEOUT_SECONDS",
+                get("HEADER_TIMEOUT_SECONDS"),
+                defaults.header_timeout_seconds,
             ),
             body_timeout_seconds=_seconds(
                 "BODY_TIMEOUT_SECONDS", get("BODY_TIMEOUT_SECONDS"), defaults.body_timeout_seconds

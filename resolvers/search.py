@@ -8,6 +8,7 @@ then the best field any term matched in, then recency, then id, and page with an
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import heapq
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 DEFAULT_FIRST = 100
 MAX_FIRST = 500
 MAX_TERMS = 32
+ORDER_STEP = 1000  # hits ranked between two yields to the event loop
 # No listing holds more items than this; a cursor past it was not issued by this API.
 MAX_OFFSET = 2**53
 
@@ -98,7 +100,12 @@ async def search_nodes(
         terms, session_id=session_id, labels=wanted, require_all=mode is MatchMode.ALL_TERMS
     )
     # Only the pages up to this one are ordered: O(matches · log(offset + first)).
-    best = heapq.nsmallest(offset + first, hits, key=_order)
+    keyed = []
+    for count, hit in enumerate(hits):
+        if count and count % ORDER_STEP == 0:
+            await asyncio.sleep(0)  # other requests run between steps of a large ranking
+        keyed.append((_order(hit), count))
+    best = [hits[index] for _, index in heapq.nsmallest(offset + first, keyed)]
     items = [hit.node for hit in best[offset:]]
     truncated = offset + len(items) < len(hits)
     cursor = encode_cursor(offset + len(items)) if truncated else None

@@ -6,10 +6,10 @@ its size — its ``first``/``limit``/``limitPerType`` argument (literal or varia
 size of the field whose result holds it (a ``Subgraph``'s ``nodes`` and ``edges`` are as many
 as its ``first``; lists inside their items are not), else that argument's default
 (``DEFAULT_SIZES``), else ``UNSIZED``; a size over any field's maximum counts as that maximum
-(the field refuses it itself). Aliases count separately, fragments where they are spread.
-So 30 aliases of ``subgraph(first: 5000) { nodes { id } }`` cost about 300,000 and are
-refused, while a playground's view of one session costs a few thousand to some 30,000.
-The read token has its own, lower, limit.
+(the field refuses it itself); a search adds ``SCAN_COSTS``. Aliases count separately,
+fragments where they are spread. So 30 aliases of ``subgraph(first: 5000) { nodes { id } }``
+cost about 300,000 and are refused, while a playground's view of one session costs a few
+thousand to some 30,000. The read token has its own, lower, limit.
 
 **The reader pool**: a query costing more than ``heavy_cost`` runs only while it holds one of
 ``heavy_readers`` slots, waiting (within its time budget) for one to free. Mutations and light
@@ -60,6 +60,10 @@ SIZE_ARGUMENTS = ("first", "limit", "limitPerType")
 DEFAULT_SIZES = {"subgraph": subgraph.SUBGRAPH_DEFAULT_FIRST}
 DEFAULT_SIZE = search.DEFAULT_FIRST
 UNSIZED = 50
+# Fields whose work grows with what they scan, not with the page they answer: a search ranks
+# every match of a common term. Counted as this much on top, which makes each search a heavy
+# query (``heavy_cost``), run through the reader pool.
+SCAN_COSTS = {"searchNodes": 1000}
 # The largest page any field allows: a bigger size is refused by the field itself, as
 # ``InvalidInput`` naming the argument, so it costs no more than that.
 MAX_SIZE = subgraph.SUBGRAPH_MAX_FIRST
@@ -155,7 +159,7 @@ class _CostWalk:
             if node.selection_set
             else 0
         )
-        return items * (1 + below)
+        return items * (1 + below) + SCAN_COSTS.get(node.name.value, 0)
 
     def _size(self, node: FieldNode, accepted: Mapping[str, Any]) -> int | None:
         names = [name for name in SIZE_ARGUMENTS if name in accepted]
