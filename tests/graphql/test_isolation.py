@@ -188,3 +188,45 @@ async def test_the_time_budget_is_checked_at_every_step_of_a_large_read(
     result = await gql.raw('{ subgraph(sessionId: "s1") { __typename } }')
 
     assert result.data == {"subgraph": {"__typename": "QueryLimitExceeded"}}
+
+
+# --- the reader pool ------------------------------------------------------------------------
+
+HEAVY = '{ subgraph(sessionId: "s1") { ... on Subgraph { nodes { id } } } }'  # ~1,000
+HEAVY_TYPENAME = '{ subgraph(sessionId: "s1") { __typename ... on Subgraph { nodes { id } } } }'
+
+
+async def test_heavy_reads_wait_for_the_pool_while_writes_and_light_reads_do_not(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gql = client(runtime, heavy_readers=1, heavy_cost=100, query_timeout_seconds=5.0)
+    await b.first_message(gql, "s1")
+    release = asyncio.Event()
+    store = runtime.graph_store  # what the resolvers are given
+    real_list_nodes = store.list_nodes
+    entered = 0
+
+    async def held_list_nodes(*args: Any, **kwargs: Any) -> Any:
+        nonlocal entered
+        entered += 1
+        await release.wait()
+        return await real_list_nodes(*args, **kwargs)
+
+    monkeypatch.setattr(store, "list_nodes", held_list_nodes)
+
+    holder = asyncio.ensure_future(gql.raw(HEAVY))  # takes the only slot and is held there
+    await asyncio.sleep(0.05)
+    light = await gql.raw("{ health { status } }")
+    written = await b.execution(gql, "s1", "e1", 1)
+    waiting = asyncio.ensure_future(gql.raw(HEAVY))
+    await asyncio.sleep(0.1)
+    entered_while_held = entered
+    holder_still_running = not holder.done()
+    release.set()
+    answers = await asyncio.gather(holder, waiting)
+
+    assert light.errors is None
+    assert written["__typename"] == "Observed"
+    assert holder_still_running
+    assert entered_while_held == 1  # the second heavy read waited for the slot
+    assert all(answer.errors is None for answer in answers)
