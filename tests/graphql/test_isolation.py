@@ -230,3 +230,14 @@ async def test_heavy_reads_wait_for_the_pool_while_writes_and_light_reads_do_not
     assert holder_still_running
     assert entered_while_held == 1  # the second heavy read waited for the slot
     assert all(answer.errors is None for answer in answers)
+
+
+async def test_fragments_that_double_at_every_level_are_refused_at_once(runtime: Runtime) -> None:
+    gql = client(runtime, max_depth=40)
+    # F0 spreads F1 twice, F1 spreads F2 twice, …: 2**24 spreads once expanded.
+    fragments = " ".join(f"fragment F{i} on Query {{ ...F{i + 1} ...F{i + 1} }}" for i in range(24))
+    document = f"{{ ...F0 }} {fragments} fragment F24 on Query {{ health {{ status }} }}"
+
+    result = await asyncio.wait_for(gql.raw(document), 10)
+
+    assert codes(result) == [LIMIT]
