@@ -90,7 +90,13 @@ async def test_a_body_that_does_not_arrive_in_time_answers_408() -> None:
 
 
 async def hello(scope: Scope, receive: Receive, send: Send) -> None:
-    assert scope["type"] == "http"
+    if scope["type"] == "websocket":  # accept, then speak only after the head timeout
+        await receive()
+        await send({"type": "websocket.accept"})
+        await asyncio.sleep(3 * HEAD_TIMEOUT)
+        await send({"type": "websocket.send", "text": "late"})
+        await receive()  # until the client goes
+        return
     await send({"type": "http.response.start", "status": 200, "headers": []})
     await send({"type": "http.response.body", "body": b"hello"})
 
@@ -163,3 +169,21 @@ async def test_a_prompt_request_is_answered_and_an_idle_keep_alive_closed_after(
 
     assert received.startswith(b"HTTP/1.1 200")
     assert b"hello" in received
+
+
+async def test_a_websocket_outlives_the_head_timeout() -> None:
+    handshake = (
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    async with serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(handshake)
+
+        received = b""
+        while b"late" not in received and (chunk := await asyncio.wait_for(reader.read(99), WAIT)):
+            received += chunk
+        writer.close()
+
+    assert received.startswith(b"HTTP/1.1 101")
+    assert b"late" in received
