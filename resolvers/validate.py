@@ -62,10 +62,13 @@ def camel(name: str) -> str:
 
 def validate_event(event: Any, prefix: str = "input") -> None:
     """Raise ``InvalidInputError`` for the first field of ``event`` that breaks a rule."""
+    # An event field that its GraphQL input spells differently (``createdAt`` → ``started_at``).
+    names: dict[str, str] = getattr(type(event), "input_names", {})
     for field in dataclasses.fields(event):
         if field.name == "received_at":
             continue
-        path = "sessionId" if field.name == "session_id" else f"{prefix}.{camel(field.name)}"
+        name = names.get(field.name) or camel(field.name)
+        path = "sessionId" if field.name == "session_id" else f"{prefix}.{name}"
         _check(field.name, getattr(event, field.name), path)
 
 

@@ -6,7 +6,7 @@ its size — its ``first``/``limit``/``limitPerType`` argument (literal or varia
 size of the field whose result holds it (a ``Subgraph``'s ``nodes`` and ``edges`` are as many
 as its ``first``; lists inside their items are not), else that argument's default
 (``DEFAULT_SIZES``), else ``UNSIZED``; a size over any field's maximum counts as that maximum
-(the field refuses it itself); a search adds ``SCAN_COSTS``. Aliases count separately,
+(the field refuses it itself); a search or an export adds ``SCAN_COSTS``. Aliases count separately,
 fragments where they are spread. So 30 aliases of ``subgraph(first: 5000) { nodes { id } }``
 cost about 300,000 and are refused, while a playground's view of one session costs a few
 thousand to some 30,000. The read token has its own, lower, limit.
@@ -61,9 +61,9 @@ DEFAULT_SIZES = {"subgraph": subgraph.SUBGRAPH_DEFAULT_FIRST}
 DEFAULT_SIZE = search.DEFAULT_FIRST
 UNSIZED = 50
 # Fields whose work grows with what they scan, not with the page they answer: a search ranks
-# every match of a common term. Counted as this much on top, which makes each search a heavy
-# query (``heavy_cost``), run through the reader pool.
-SCAN_COSTS = {"searchNodes": 1000}
+# every match of a common term, an export renders a whole session. Counted as this much on
+# top, which makes each one a heavy query (``heavy_cost``), run through the reader pool.
+SCAN_COSTS = {"searchNodes": 1000, "exportSession": 1000}
 # The largest page any field allows: a bigger size is refused by the field itself, as
 # ``InvalidInput`` naming the argument, so it costs no more than that.
 MAX_SIZE = subgraph.SUBGRAPH_MAX_FIRST

@@ -189,13 +189,13 @@ class DomainErrorsExtension(SchemaExtension):
         self._deadline: float | None = None
 
     def on_execute(self) -> Iterator[None]:
-        if self._time_budget is None:
+        is_query = self.execution_context.operation_type is StrawberryOperationType.QUERY
+        if self._time_budget is None or not is_query:
             yield
             return
         self._deadline = asyncio.get_running_loop().time() + self._time_budget
-        is_query = self.execution_context.operation_type is StrawberryOperationType.QUERY
         # Paced lists check it while they are serialised, after the root fields returned.
-        token = DEADLINE.set(self._deadline if is_query else None)
+        token = DEADLINE.set(self._deadline)
         try:
             yield
         finally:

@@ -77,6 +77,17 @@ async def test_the_ends_of_the_range_are_accepted(gql: GraphQLClient, finished: 
     assert answer["__typename"] == "Observed"
 
 
+async def test_a_time_the_input_spells_differently_is_named_as_the_client_wrote_it(
+    gql: GraphQLClient,
+) -> None:
+    await b.first_message(gql, "s1")
+
+    answer = await b.subagent(gql, "s1", "sa1", createdAt="0999-06-01T00:00:00Z")
+
+    assert answer["__typename"] == "InvalidInput"
+    assert answer["field"] == "input.createdAt"
+
+
 # --- ids, versions, cursors -----------------------------------------------------------------
 
 
