@@ -10,6 +10,7 @@ are its scripts under ``/graphql/assets/`` (``gateway.playground``).
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import json
 import logging
@@ -151,12 +152,15 @@ class BodySizeLimit:
 
     A declared ``Content-Length`` over the limit is refused without reading; otherwise (chunked
     or understated bodies too) the body is read here, counting, and refused as soon as it passes
-    the limit. A body within the limit is handed on whole.
+    the limit. A body within the limit is handed on whole. A body that takes longer than
+    ``timeout`` seconds to arrive (a client trickling it, or stopping halfway) answers 408:
+    uvicorn times out idle connections but not a request in progress.
     """
 
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float | None = None) -> None:
         self._app = app
         self._max_bytes = max_bytes
+        self._timeout = timeout
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -168,16 +172,21 @@ class BodySizeLimit:
             return
         chunks: list[bytes] = []
         size, more = 0, True
-        while more:
-            message = await receive()
-            if message["type"] != "http.request":  # the client went away
-                return
-            chunks.append(message.get("body", b""))
-            size += len(chunks[-1])
-            if size > self._max_bytes:
-                await self._refuse(scope, receive, send)
-                return
-            more = message.get("more_body", False)
+        try:
+            async with asyncio.timeout(self._timeout):
+                while more:
+                    message = await receive()
+                    if message["type"] != "http.request":  # the client went away
+                        return
+                    chunks.append(message.get("body", b""))
+                    size += len(chunks[-1])
+                    if size > self._max_bytes:
+                        await self._refuse(scope, receive, send)
+                        return
+                    more = message.get("more_body", False)
+        except TimeoutError:
+            await _too_slow(scope, receive, send, self._timeout)
+            return
         await self._app(scope, _replay(b"".join(chunks), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -194,6 +203,15 @@ class BodySizeLimit:
             headers={"Connection": "close"},
         )
         await response(scope, receive, send)
+
+
+async def _too_slow(scope: Scope, receive: Receive, send: Send, seconds: float | None) -> None:
+    response = JSONResponse(
+        {"errors": [{"message": f"request body not received within {seconds} s"}]},
+        status_code=408,
+        headers={"Connection": "close"},
+    )
+    await response(scope, receive, send)
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:
@@ -213,6 +231,9 @@ def limits_of(settings: Settings) -> Limits:
         max_tokens=settings.max_tokens,
         query_timeout_seconds=settings.query_timeout_seconds,
         introspection=settings.introspection,
+        max_cost=settings.max_cost,
+        max_cost_read=settings.max_cost_read,
+        heavy_readers=settings.heavy_readers,
     )
 
 
@@ -242,7 +263,9 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
     graphql = GatewayGraphQL(
         access, playground, limits=limits or limits_of(settings), observer=observer
     )
-    guarded = BearerAuth(BodySizeLimit(graphql, settings.max_body_bytes), access)
+    guarded = BearerAuth(
+        BodySizeLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds), access
+    )
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -63,6 +63,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
 
     from gateway.app import create_app
     from gateway.logs import configure_logging
+    from gateway.serving import HeadTimeoutProtocol
 
     settings = dataclasses.replace(
         settings, host=args.host or settings.host, port=args.port or settings.port
@@ -86,6 +87,14 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
         lifespan="on",
         log_config=None,  # uvicorn's loggers go through configure_logging's handler too
         ws_max_size=settings.max_body_bytes,  # one WebSocket message, like one HTTP body
+        # Isolation (SPEC §8): idle keep-alive connections are closed, the number of open
+        # connections and tasks is capped (503 beyond), and a request head is bounded in size
+        # and time. The head and body timeouts are our own (gateway.serving and
+        # gateway.app.BodySizeLimit): uvicorn has neither.
+        http=HeadTimeoutProtocol.with_timeout(settings.header_timeout_seconds),
+        timeout_keep_alive=max(1, round(settings.keep_alive_seconds)),
+        limit_concurrency=settings.max_connections,
+        h11_max_incomplete_event_size=settings.max_header_bytes,
     )
     return 0
 

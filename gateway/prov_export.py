@@ -19,14 +19,13 @@ PROV-N can write them too), in the namespace ``urn:science-memory:node:``; the v
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from prov.constants import PROV_LABEL, PROV_TYPE
 from prov.model import PROV, ProvDocument
 
-from resolvers.records import EdgeType, Label
+from resolvers.records import EdgeType, Label, stored_time
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -91,7 +90,10 @@ class _Mapper:
         if node.label is Label.RESEARCH_GOAL:
             attributes.append((PROV_TYPE, PROV["Plan"]))
         if node.label in ACTIVITIES:
-            started, ended = _time(node.get("started_at")), _time(node.get("finished_at"))
+            started, ended = (
+                stored_time(node.get("started_at")),
+                stored_time(node.get("finished_at")),
+            )
             self.doc.activity(self.ident(node.id), started, ended, attributes)
         else:
             self.doc.entity(self.ident(node.id), attributes)
@@ -215,9 +217,3 @@ def _literal(value: Any) -> Any:
     if isinstance(value, str | int | float | bool):
         return value
     return json.dumps(value, sort_keys=True, default=str)
-
-
-def _time(value: Any) -> datetime | None:
-    if not isinstance(value, str) or not value:
-        return None
-    return datetime.fromisoformat(value.replace("Z", "+00:00"))

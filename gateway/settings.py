@@ -35,7 +35,21 @@ MAX_TOKENS             lexical tokens in one document            4000
 MAX_BODY_BYTES         largest HTTP request body (else 413)      4194304 (4 MiB)
 QUERY_TIMEOUT_SECONDS  time budget of a query's root fields      10
 INTROSPECTION          0 = refuse introspection queries          1
+MAX_COST               worst-case field values of one operation  100000
+                       (``gateway.schema.cost``)
+MAX_COST_READ          the same for the read token               50000
+HEAVY_READERS          queries over 1,000 field values running   4
+                       at once (others wait; writes never do)
+HEADER_TIMEOUT_SECONDS time to receive a request head, from the   10
+                       connection or the previous response
+                       (else closed; ``gateway.serving``)
+BODY_TIMEOUT_SECONDS   time to receive a request body (else 408) 10
+KEEP_ALIVE_SECONDS     idle keep-alive connection closed after   5
+MAX_CONNECTIONS        open connections and tasks; beyond, 503   1000
+MAX_HEADER_BYTES       largest incomplete request head (h11)     16384
 =====================  ========================================  ==========================
+
+Times are accepted in 1970-01-01 .. 2999-12-31 UTC (``resolvers.validate``).
 
 A backend choice or Neo4j connection saved at runtime (``configureMemoryGraph``) in the data
 directory takes precedence over these defaults on the next start.
@@ -87,6 +101,14 @@ class Settings:
     max_body_bytes: int = 4 * 1024 * 1024
     query_timeout_seconds: float = 10.0
     introspection: bool = True
+    max_cost: int = 100_000
+    max_cost_read: int = 50_000
+    heavy_readers: int = 4
+    header_timeout_seconds: float = 10.0
+    body_timeout_seconds: float = 10.0
+    keep_alive_seconds: float = 5.0
+    max_connections: int = 1000
+    max_header_bytes: int = 16 * 1024
     log_format: str = "text"
     # "otlp" or "console" when OpenTelemetry tracing is configured (the standard OTEL_* names:
     # OTEL_EXPORTER_OTLP[_TRACES]_ENDPOINT, or OTEL_TRACES_EXPORTER=console), else None.
@@ -129,6 +151,30 @@ class Settings:
                 defaults.query_timeout_seconds,
             ),
             introspection=(get("INTROSPECTION") or "1") not in {"0", "false", "no"},
+            max_cost=_positive_int("MAX_COST", get("MAX_COST"), defaults.max_cost),
+            max_cost_read=_positive_int(
+                "MAX_COST_READ", get("MAX_COST_READ"), defaults.max_cost_read
+            ),
+            heavy_readers=_positive_int(
+                "HEAVY_READERS", get("HEAVY_READERS"), defaults.heavy_readers
+            ),
+            header_timeout_seconds=_seconds(
+                "HEADER_TIMEOUT_SECONDS",
+                get("HEADER_TIMEOUT_SECONDS"),
+                defaults.header_timeout_seconds,
+            ),
+            body_timeout_seconds=_seconds(
+                "BODY_TIMEOUT_SECONDS", get("BODY_TIMEOUT_SECONDS"), defaults.body_timeout_seconds
+            ),
+            keep_alive_seconds=_seconds(
+                "KEEP_ALIVE_SECONDS", get("KEEP_ALIVE_SECONDS"), defaults.keep_alive_seconds
+            ),
+            max_connections=_positive_int(
+                "MAX_CONNECTIONS", get("MAX_CONNECTIONS"), defaults.max_connections
+            ),
+            max_header_bytes=_positive_int(
+                "MAX_HEADER_BYTES", get("MAX_HEADER_BYTES"), defaults.max_header_bytes
+            ),
             log_format=_log_format(get("LOG_FORMAT")),
             otel_exporter=_otel_exporter(environ),
         )

@@ -47,6 +47,7 @@ class ProducedArtifact:
 @dataclass(frozen=True, slots=True)
 class UploadFileObserved(Event):
     kind: ClassVar[str] = "upload_file"
+    input_names: ClassVar[dict[str, str]] = {"uploaded_at": "createdAt"}
     file_id: str
     name: str
     path: str
@@ -59,6 +60,7 @@ class UploadFileObserved(Event):
 @dataclass(frozen=True, slots=True)
 class FirstMessageObserved(Event):
     kind: ClassVar[str] = "first_message"
+    input_names: ClassVar[dict[str, str]] = {"sent_at": "createdAt"}
     goal_id: str
     core_objective: str
     domain: str | None = None
@@ -118,6 +120,7 @@ class ToolCallObserved(Event):
 @dataclass(frozen=True, slots=True)
 class SubagentObserved(Event):
     kind: ClassVar[str] = "subagent"
+    input_names: ClassVar[dict[str, str]] = {"started_at": "createdAt"}
     subagent_id: str
     turn_id: str
     objective: str

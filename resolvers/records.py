@@ -67,6 +67,21 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def stored_time(value: Any) -> datetime | None:
+    """A stored ``…_at`` property as a datetime; ``None`` when absent or not a readable time.
+
+    Stored values predate today's input rules (``resolvers.validate.check_time``): one written
+    before them (``999-06-01T…``) is reported as absent here, and as its raw text in a node's
+    ``properties``, rather than failing the read."""
+    if not isinstance(value, str) or not value:
+        return None
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else parsed.replace(tzinfo=UTC)
+
+
 def node_id(label: Label, key: str, session_id: str = "") -> str:
     """The global id of a node: ``<Label>:<key>`` (a Paper also carries its session)."""
     if label is Label.PAPER:

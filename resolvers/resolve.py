@@ -15,6 +15,7 @@ Soft-deleted nodes never match.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, TypeGuard
 
 from resolvers.errors import InvalidInputError, NodeNotFoundError
@@ -23,6 +24,9 @@ from resolvers.text import normalize_link
 
 if TYPE_CHECKING:
     from resolvers.store import GraphReader
+
+_DIGITS = re.compile(r"[0-9]+")
+_MAX_VERSION_DIGITS = 16  # versions are at most 2**53 (resolvers.validate)
 
 
 async def resolve_node(
@@ -116,7 +120,11 @@ async def _artifact(
 
 
 def _split_version(ref: str) -> tuple[str, int | None]:
+    """``(artifactId, n)`` for ``<artifactId>#v<n>`` (ASCII digits); else ``(ref, None)``.
+
+    A suffix of more digits than any stored version can have names no version: ``0``, which
+    matches nothing (converting thousands of digits would itself be refused by ``int``)."""
     head, sep, tail = ref.rpartition("#v")
-    if sep and head and tail.isdigit():
-        return head, int(tail)
-    return ref, None
+    if not (sep and head and _DIGITS.fullmatch(tail)):
+        return ref, None
+    return head, int(tail) if len(tail) <= _MAX_VERSION_DIGITS else 0

@@ -8,9 +8,11 @@ then the best field any term matched in, then recency, then id, and page with an
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import binascii
 import heapq
+import re
 from datetime import UTC, datetime, timedelta
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -30,8 +32,12 @@ if TYPE_CHECKING:
 DEFAULT_FIRST = 100
 MAX_FIRST = 500
 MAX_TERMS = 32
+ORDER_STEP = 1000  # hits ranked between two yields to the event loop
+# No listing holds more items than this; a cursor past it was not issued by this API.
+MAX_OFFSET = 2**53
 
 _CURSOR_PREFIX = "offset:"
+_DIGITS = re.compile(r"[0-9]{1,16}")
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
 
@@ -54,9 +60,13 @@ def decode_cursor(after: str | None) -> int:
     except (binascii.Error, UnicodeError, ValueError) as exc:
         raise InvalidInputError("after", "is not a cursor returned by this API") from exc
     digits = text.removeprefix(_CURSOR_PREFIX)
-    if not text.startswith(_CURSOR_PREFIX) or not digits.isdigit():
+    # ASCII digits only (``str.isdigit`` also accepts "²"), and few enough to convert.
+    if not text.startswith(_CURSOR_PREFIX) or not _DIGITS.fullmatch(digits):
         raise InvalidInputError("after", "is not a cursor returned by this API")
-    return int(digits)
+    offset = int(digits)
+    if offset > MAX_OFFSET:
+        raise InvalidInputError("after", "is not a cursor returned by this API")
+    return offset
 
 
 def check_first(first: int, maximum: int = MAX_FIRST) -> None:
@@ -101,7 +111,12 @@ async def search_nodes(
         terms, session_id=session_id, labels=wanted, require_all=mode is MatchMode.ALL_TERMS
     )
     # Only the pages up to this one are ordered: O(matches · log(offset + first)).
-    best = heapq.nsmallest(offset + first, hits, key=_order)
+    keyed = []
+    for count, hit in enumerate(hits):
+        if count and count % ORDER_STEP == 0:
+            await asyncio.sleep(0)  # other requests run between steps of a large ranking
+        keyed.append((_order(hit), count))
+    best = [hits[index] for _, index in heapq.nsmallest(offset + first, keyed)]
     items = [hit.node for hit in best[offset:]]
     truncated = offset + len(items) < len(hits)
     cursor = encode_cursor(offset + len(items)) if truncated else None

@@ -1,4 +1,8 @@
-"""Input validation shared by every write: lengths, identifiers, required text, numbers.
+"""Input validation shared by every write: lengths, identifiers, required text, numbers, times.
+
+Times (every ``…At`` argument) must lie in ``EARLIEST_TIME .. LATEST_TIME`` (UTC, inclusive):
+1970-01-01T00:00:00Z to 2999-12-31T23:59:59.999999Z. Stored as fixed-width text, so text order
+stays time order (a year before 1000 would be written with three digits and sort wrong).
 
 Errors name the offending field as the GraphQL client wrote it (``input.executionId``,
 ``input.producedArtifacts[0].version``), so an agent can fix exactly that.
@@ -8,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from datetime import datetime
+from datetime import UTC, datetime
 from typing import Any
 
 from resolvers.errors import InvalidInputError
@@ -16,6 +20,8 @@ from resolvers.errors import InvalidInputError
 MAX_ID_LENGTH = 512
 MAX_TEXT_LENGTH = 200_000
 MAX_LIST_LENGTH = 10_000
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(2999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
 
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 # A surrogate code point in a str is half of a UTF-16 pair: it cannot be stored as UTF-8.
@@ -56,15 +62,21 @@ def camel(name: str) -> str:
 
 def validate_event(event: Any, prefix: str = "input") -> None:
     """Raise ``InvalidInputError`` for the first field of ``event`` that breaks a rule."""
+    # An event field that its GraphQL input spells differently (``createdAt`` → ``started_at``).
+    names: dict[str, str] = getattr(type(event), "input_names", {})
     for field in dataclasses.fields(event):
         if field.name == "received_at":
             continue
-        path = "sessionId" if field.name == "session_id" else f"{prefix}.{camel(field.name)}"
+        name = names.get(field.name) or camel(field.name)
+        path = "sessionId" if field.name == "session_id" else f"{prefix}.{name}"
         _check(field.name, getattr(event, field.name), path)
 
 
 def _check(name: str, value: Any, path: str) -> None:
-    if value is None or isinstance(value, bool | datetime):
+    if value is None or isinstance(value, bool):
+        return
+    if isinstance(value, datetime):
+        check_time(value, path)
         return
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         validate_event(value, path)
@@ -101,6 +113,18 @@ def check_unicode(value: str, path: str) -> None:
     """Refuse text that cannot be stored as UTF-8 (a lone surrogate, e.g. from a JSON escape)."""
     if _SURROGATE.search(value):
         raise InvalidInputError(path, "is not valid Unicode (a lone surrogate)")
+
+
+def check_time(value: datetime, path: str) -> None:
+    """Refuse a time outside ``EARLIEST_TIME .. LATEST_TIME`` (a naive time is taken as UTC)."""
+    # The naive year first: converting a time near datetime's own limits to UTC can overflow.
+    in_range = EARLIEST_TIME.year - 1 <= value.year <= LATEST_TIME.year + 1 and (
+        EARLIEST_TIME <= (value if value.tzinfo else value.replace(tzinfo=UTC)) <= LATEST_TIME
+    )
+    if not in_range:
+        raise InvalidInputError(
+            path, f"must be between {EARLIEST_TIME:%Y-%m-%d} and {LATEST_TIME:%Y-%m-%d} (UTC)"
+        )
 
 
 def _check_number(name: str, value: int, path: str) -> None:

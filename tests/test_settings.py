@@ -151,3 +151,37 @@ def test_a_limit_must_be_a_whole_number_of_1_or_more(name: str, value: str) -> N
 def test_a_timeout_must_be_a_positive_number_of_seconds(name: str, value: str) -> None:
     with pytest.raises(SettingsError, match=f"{PREFIX}{name}"):
         from_env(**{name: value})
+
+
+def test_every_isolation_setting_is_read() -> None:
+    settings = from_env(
+        MAX_COST="900",
+        MAX_COST_READ="300",
+        HEAVY_READERS="2",
+        HEADER_TIMEOUT_SECONDS="1.5",
+        BODY_TIMEOUT_SECONDS="2.5",
+        KEEP_ALIVE_SECONDS="3",
+        MAX_CONNECTIONS="50",
+        MAX_HEADER_BYTES="4096",
+    )
+
+    assert (settings.max_cost, settings.max_cost_read, settings.heavy_readers) == (900, 300, 2)
+    assert (settings.header_timeout_seconds, settings.body_timeout_seconds) == (1.5, 2.5)
+    assert settings.keep_alive_seconds == 3.0
+    assert (settings.max_connections, settings.max_header_bytes) == (50, 4096)
+
+
+@pytest.mark.parametrize(
+    "name", ["MAX_COST", "MAX_COST_READ", "HEAVY_READERS", "MAX_CONNECTIONS", "MAX_HEADER_BYTES"]
+)
+def test_an_isolation_limit_must_be_a_whole_number(name: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}{name}"):
+        from_env(**{name: "0"})
+
+
+@pytest.mark.parametrize(
+    "name", ["HEADER_TIMEOUT_SECONDS", "BODY_TIMEOUT_SECONDS", "KEEP_ALIVE_SECONDS"]
+)
+def test_a_connection_timeout_must_be_positive(name: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}{name}"):
+        from_env(**{name: "-1"})

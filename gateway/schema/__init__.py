@@ -10,6 +10,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from gateway.schema.cost import CostLimit, ReaderPool
 from gateway.schema.errors import DomainErrorsExtension, MaskUnexpectedErrors
 from gateway.schema.exports import ExportQuery
 from gateway.schema.federation import GatewaySchema
@@ -57,6 +58,7 @@ def build_schema(
 ) -> strawberry.Schema:
     limits = limits or Limits()
     observed = [observer.extension] if observer is not None else []
+    pool = ReaderPool(limits.heavy_readers, limits.heavy_cost)
     return GatewaySchema(
         query=Query,
         mutation=Mutation,
@@ -69,6 +71,10 @@ def build_schema(
             lambda: ValidationCache(maxsize=256),
             ReadOnlyGuard,
             lambda: DomainErrorsExtension(time_budget=limits.query_timeout_seconds),
+            # After DomainErrorsExtension: a heavy query waits for the pool within its budget.
+            lambda: CostLimit(
+                max_cost=limits.max_cost, max_cost_read=limits.max_cost_read, pool=pool
+            ),
             MaskUnexpectedErrors,
             # Last: its resolve hook wraps DomainErrorsExtension's (see observability.py).
             *observed,

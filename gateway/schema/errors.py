@@ -23,7 +23,9 @@ from graphql import (
     get_nullable_type,
 )
 from strawberry.extensions import SchemaExtension
+from strawberry.types.graphql import OperationType as StrawberryOperationType
 
+from gateway.schema.pacing import DEADLINE, OVER_BUDGET
 from gateway.schema.secrets import redact, secret_values
 from resolvers.errors import (
     DeclareRejectedError,
@@ -187,9 +189,17 @@ class DomainErrorsExtension(SchemaExtension):
         self._deadline: float | None = None
 
     def on_execute(self) -> Iterator[None]:
-        if self._time_budget is not None:
-            self._deadline = asyncio.get_running_loop().time() + self._time_budget
-        yield
+        is_query = self.execution_context.operation_type is StrawberryOperationType.QUERY
+        if self._time_budget is None or not is_query:
+            yield
+            return
+        self._deadline = asyncio.get_running_loop().time() + self._time_budget
+        # Paced lists check it while they are serialised, after the root fields returned.
+        token = DEADLINE.set(self._deadline)
+        try:
+            yield
+        finally:
+            DEADLINE.reset(token)
 
     def resolve(
         self,
@@ -225,10 +235,7 @@ async def _within(result: Awaitable[Any], deadline: float) -> Any:
     except TimeoutError as exc:
         if not budget.expired():
             raise
-        raise QueryLimitExceededError(
-            "The query ran out of its time budget; ask for less (a smaller `first`, fewer "
-            "fields or hops)."
-        ) from exc
+        raise QueryLimitExceededError(OVER_BUDGET) from exc
 
 
 def _is_member(member: Error, info: GraphQLResolveInfo[Any]) -> bool:

@@ -6,6 +6,9 @@
 * Errors are logged by message only, secrets masked (``secrets.py``), never with the line of the
   document they point at; unexpected ones are logged with their traceback by
   ``MaskUnexpectedErrors``, so the client's own mistakes are logged only at DEBUG.
+* ``execute`` never runs a subscription: those stream over a WebSocket (``subscribe``) or a
+  multipart response (``stream``); a subscription POSTed for one JSON answer is refused as
+  a request error (HTTP 400) instead of failing inside the field.
 """
 
 from __future__ import annotations
@@ -17,12 +20,16 @@ import strawberry
 
 # Evaluated at runtime: strawberry reads the resolver's annotations to type ``_entities``.
 from strawberry.federation.schema import FederationAny  # noqa: TC002
-from strawberry.types import Info  # noqa: TC002
+from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES
+from strawberry.types import ExecutionResult, Info  # noqa: TC002
+from strawberry.types.graphql import OperationType
 
 from gateway.schema.secrets import redacted, secret_values
 from resolvers.errors import InvalidInputError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from graphql import GraphQLError
     from strawberry.types import ExecutionContext
 
@@ -32,6 +39,28 @@ ENTITY_UNION = "_Entity"
 
 
 class GatewaySchema(strawberry.federation.Schema):
+    async def execute(
+        self,
+        query: str | None,
+        variable_values: dict[str, Any] | None = None,
+        context_value: Any | None = None,
+        root_value: Any | None = None,
+        operation_name: str | None = None,
+        allowed_operation_types: Iterable[OperationType] | None = None,
+        operation_extensions: dict[str, Any] | None = None,
+    ) -> ExecutionResult:
+        allowed = set(allowed_operation_types or DEFAULT_ALLOWED_OPERATION_TYPES)
+        allowed.discard(OperationType.SUBSCRIPTION)
+        return await super().execute(
+            query,
+            variable_values,
+            context_value,
+            root_value,
+            operation_name,
+            allowed,
+            operation_extensions,
+        )
+
     def entities_resolver(
         self, info: Info, representations: list[FederationAny]
     ) -> list[FederationAny]:

@@ -1,9 +1,16 @@
-"""Request limits checked before a document runs (SPEC §8): depth, aliases, tokens, introspection.
+"""Request limits checked before a document runs (SPEC §8): depth, aliases, tokens, introspection,
+fragment nesting and expansion, operation selection and cost.
 
 Strawberry's limiters do the counting; the errors they report are marked with
 ``extensions.code = "QUERY_LIMIT_EXCEEDED"`` so a client can tell a refused document from a
-mistyped one. The time budget is enforced while a query runs (``DomainErrorsExtension``) and the
-body size before anything is read (``gateway.app.BodySizeLimit``).
+mistyped one. Strawberry's depth and alias limiters follow fragment spreads by recursion, so
+a chain of spreads deeper than ``MAX_FRAGMENT_NESTING``, fragments that expand to more than
+``MAX_FRAGMENT_SPREADS`` spreads (each level spreading the next twice), or a cycle (which
+validation reports) are refused before those limiters run. A document of several operations
+needs ``operationName`` (GraphQL over HTTP). The cost limit and the reader pool are
+``gateway.schema.cost``; the time budget is enforced while a query runs
+(``DomainErrorsExtension``, ``gateway.schema.pacing``) and the body size before anything is
+read (``gateway.app.BodySizeLimit``).
 """
 
 from __future__ import annotations
@@ -12,7 +19,16 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
-from graphql import DocumentNode, GraphQLError, GraphQLSyntaxError, parse
+from graphql import (
+    ASTValidationRule,
+    DocumentNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLSyntaxError,
+    OperationDefinitionNode,
+    parse,
+)
 from strawberry.extensions import (
     AddValidationRules,
     DisableIntrospection,
@@ -24,10 +40,12 @@ from strawberry.extensions import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from graphql import ASTValidationRule, ValidationContext
+    from graphql import Node, ValidationContext
 
 LIMIT_CODE = "QUERY_LIMIT_EXCEEDED"
 PARSER_CACHE_SIZE = 256
+MAX_FRAGMENT_NESTING = 32
+MAX_FRAGMENT_SPREADS = 1000  # spreads once every fragment is expanded where it is spread
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +57,10 @@ class Limits:
     max_tokens: int = 4000
     query_timeout_seconds: float | None = 10.0
     introspection: bool = True
+    max_cost: int = 100_000
+    max_cost_read: int = 50_000
+    heavy_cost: int = 1_000
+    heavy_readers: int = 4
 
 
 def limit_error(error: GraphQLError) -> GraphQLError:
@@ -52,15 +74,25 @@ def limit_error(error: GraphQLError) -> GraphQLError:
     )
 
 
-def _coded(rule: type[ASTValidationRule]) -> type[ASTValidationRule]:
+def _coded(rule: type[ASTValidationRule], *, reports_shape: bool) -> type[ASTValidationRule]:
     """``rule`` with every error it reports marked by ``limit_error``.
 
     Strawberry's depth and alias validators do all their work in ``__init__``, so the context's
-    error callback is wrapped for exactly that call.
+    error callback is wrapped for exactly that call. Both recurse through fragment spreads:
+    neither runs on a document whose fragments nest or expand too far (``fragment_shape``),
+    which the one that ``reports_shape`` refuses.
     """
 
     class CodedLimit(rule):  # type: ignore[valid-type, misc]
         def __init__(self, context: ValidationContext) -> None:
+            shape = fragment_shape(context.document)
+            problem = _fragment_problem(shape)
+            if shape is None or problem is not None:
+                ASTValidationRule.__init__(self, context)
+                # A cycle is reported by NoFragmentCyclesRule; the rest by one rule only.
+                if problem is not None and reports_shape:
+                    context.report_error(limit_error(GraphQLError(problem)))
+                return
             report = context.on_error
             context.on_error = lambda error: report(limit_error(error))  # type: ignore[method-assign]
             try:
@@ -69,6 +101,67 @@ def _coded(rule: type[ASTValidationRule]) -> type[ASTValidationRule]:
                 context.on_error = report  # type: ignore[method-assign]
 
     return CodedLimit
+
+
+def _fragment_problem(shape: tuple[int, int] | None) -> str | None:
+    if shape is None:
+        return None
+    nesting, expanded = shape
+    if nesting > MAX_FRAGMENT_NESTING:
+        return f"Fragment spreads nest {nesting} deep; the limit is {MAX_FRAGMENT_NESTING}."
+    if expanded > MAX_FRAGMENT_SPREADS:
+        return f"Fragments expand to {expanded} spreads; the limit is {MAX_FRAGMENT_SPREADS}."
+    return None
+
+
+def fragment_shape(document: DocumentNode) -> tuple[int, int] | None:
+    """``(nesting, expanded)``: how deep fragment spreads nest (0: none) and how many spreads
+    the operations hold once every fragment is expanded where it is spread; ``None`` when the
+    spreads form a cycle.
+
+    Iterative and memoised, so that the answer itself needs neither deep recursion nor time
+    exponential in the nesting (``F0 { ...F1 ...F1 }``, ``F1 { ...F2 ...F2 }``, …)."""
+    spreads: dict[str | None, list[str]] = {}
+    for definition in document.definitions:
+        name = definition.name.value if isinstance(definition, FragmentDefinitionNode) else None
+        if hasattr(definition, "selection_set"):
+            spreads.setdefault(name, []).extend(_spreads_in(definition))
+    shape: dict[str, tuple[int, int]] = {}
+    on_path: set[str] = set()
+    for start in [*spreads.get(None, []), *(name for name in spreads if name)]:
+        stack: list[tuple[str, bool]] = [(start, False)]
+        while stack:
+            name, done = stack.pop()
+            if done:
+                on_path.discard(name)
+                below = [shape[child] for child in spreads.get(name, ()) if child in shape]
+                shape[name] = (
+                    1 + max((depth for depth, _ in below), default=0),
+                    1 + sum(expanded for _, expanded in below),
+                )
+                continue
+            if name in shape:
+                continue
+            if name in on_path:
+                return None
+            on_path.add(name)
+            stack.append((name, True))
+            stack.extend((child, False) for child in spreads.get(name, ()) if child not in shape)
+    top = [shape[name] for name in spreads.get(None, []) if name in shape]
+    return max((depth for depth, _ in top), default=0), sum(expanded for _, expanded in top)
+
+
+def _spreads_in(node: Node) -> list[str]:
+    found: list[str] = []
+    pending = [node]
+    while pending:
+        current = pending.pop()
+        if isinstance(current, FragmentSpreadNode):
+            found.append(current.name.value)
+        selection_set = getattr(current, "selection_set", None)
+        if selection_set is not None:
+            pending.extend(selection_set.selections)
+    return found
 
 
 class CachedParse(SchemaExtension):
@@ -86,11 +179,16 @@ class CachedParse(SchemaExtension):
     def on_parse(self) -> Iterator[None]:
         context = self.execution_context
         try:
-            context.graphql_document = _parse(context.query or "", self._max_tokens)
+            document = _parse(context.query or "", self._max_tokens)
         except GraphQLSyntaxError as error:
             if error.message.endswith("Parsing aborted."):
                 raise limit_error(error) from error
             raise
+        operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+        if context.operation_name is None and len(operations) > 1:
+            # graphql-core would say so too, but strawberry picks the first operation first.
+            raise GraphQLError("Must provide operation name if query contains multiple operations.")
+        context.graphql_document = document
         yield
 
 
@@ -105,11 +203,16 @@ def limit_extensions(limits: Limits) -> list[Callable[[], Any]]:
     The validation rules are built once: ``ValidationCache`` keys on the rule classes, and
     strawberry's limiters make a new class per instance, which would defeat the cache.
     """
-    limiters = [
-        QueryDepthLimiter(max_depth=limits.max_depth),
-        MaxAliasesLimiter(max_alias_count=limits.max_aliases),
+    rules = [
+        *(
+            _coded(r, reports_shape=True)
+            for r in QueryDepthLimiter(limits.max_depth).validation_rules
+        ),
+        *(
+            _coded(r, reports_shape=False)
+            for r in MaxAliasesLimiter(limits.max_aliases).validation_rules
+        ),
     ]
-    rules = [_coded(rule) for limiter in limiters for rule in limiter.validation_rules]
     if not limits.introspection:
         rules.extend(DisableIntrospection().validation_rules)
     return [lambda: CachedParse(limits.max_tokens), lambda: AddValidationRules(rules)]

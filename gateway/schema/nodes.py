@@ -17,7 +17,7 @@ from strawberry.types import Info
 from gateway.schema.context import GraphContext
 from gateway.schema.enums import EdgeType, NodeLabel
 from resolvers import records
-from resolvers.records import Direction, EdgeRecord, Label, NodeRecord
+from resolvers.records import Direction, EdgeRecord, Label, NodeRecord, stored_time
 
 EXCERPT_LENGTH = 240
 _EXCERPT_FIELDS: dict[Label, tuple[str, ...]] = {
@@ -59,10 +59,6 @@ def _property_fields(cls: type) -> tuple[str, ...]:
     return names
 
 
-def _time(value: Any) -> datetime | None:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
 @strawberry.interface(description="A node of the provenance graph.")
 class GraphNode:
     id: strawberry.ID = strawberry.field(description="Global id: `<Label>:<key>`.")
@@ -88,7 +84,7 @@ class GraphNode:
         }
         for name in _property_fields(cls):
             raw = record.get(name)
-            values[name] = _time(raw) if name.endswith("_at") else raw
+            values[name] = stored_time(raw) if name.endswith("_at") else raw
         if "seq" in values:
             values["seq"] = record.seq
         return cls(**values)

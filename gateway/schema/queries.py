@@ -11,6 +11,7 @@ from gateway.schema.context import GraphContext
 from gateway.schema.enums import ChainKind, EdgeType, HealthStatus, MatchMode, NodeLabel
 from gateway.schema.errors import Backend
 from gateway.schema.nodes import Artifact, Code, GraphEdge, ToolCall, to_node
+from gateway.schema.pacing import Paced, paced_map
 from gateway.schema.results import (
     ArtifactProvenance,
     ArtifactProvenanceResult,
@@ -55,8 +56,8 @@ def health_of(report: HealthReport) -> Health:
 
 def chain_of(found: GraphSlice) -> Chain:
     return Chain(
-        nodes=[to_node(node) for node in found.nodes],
-        edges=[GraphEdge.from_record(edge) for edge in found.edges],
+        nodes=Paced(to_node(node) for node in found.nodes),
+        edges=Paced(GraphEdge.from_record(edge) for edge in found.edges),
         total=found.total,
         truncated=found.truncated,
     )
@@ -102,8 +103,9 @@ class GraphQuery:
             fold=fold is not False,
         )
         return Subgraph(
-            nodes=[to_node(node) for node in graph.nodes],
-            edges=[GraphEdge.from_record(edge) for edge in graph.edges],
+            # Up to 5,000 nodes: converted in steps too, not only serialised in steps.
+            nodes=await paced_map(to_node, graph.nodes),
+            edges=await paced_map(GraphEdge.from_record, graph.edges),
             groups=[
                 ProductGroup(
                     id=strawberry.ID(group.id),
@@ -226,7 +228,7 @@ class GraphQuery:
         )
         return ProvenanceTrace(
             start_node=to_node(trace.start),
-            chain=[
+            chain=Paced(
                 ProvenanceStep(
                     hop=step.hop,
                     node=to_node(step.node),
@@ -234,7 +236,7 @@ class GraphQuery:
                     is_terminal=step.is_terminal,
                 )
                 for step in trace.chain
-            ],
+            ),
             broken=trace.broken,
             truncated=trace.truncated,
             reason=trace.reason,

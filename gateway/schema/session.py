@@ -17,6 +17,7 @@ from gateway.schema.errors import (
     QueryLimitExceeded,
 )
 from gateway.schema.nodes import GraphEdge, GraphNode, to_node
+from gateway.schema.pacing import Paced
 from gateway.schema.results import EdgeList, NodeList
 from resolvers import search
 from resolvers.records import EdgeRecord, Label, NodeRecord, Page
@@ -28,7 +29,7 @@ Ctx = Info[GraphContext, None]
 
 def node_list(page: Page[NodeRecord]) -> NodeList:
     return NodeList(
-        nodes=[to_node(node) for node in page.items],
+        nodes=Paced(to_node(node) for node in page.items),
         total=page.total,
         truncated=page.truncated,
         end_cursor=page.end_cursor,
@@ -37,8 +38,8 @@ def node_list(page: Page[NodeRecord]) -> NodeList:
 
 def edge_list(page: Page[EdgeRecord], nodes: list[NodeRecord]) -> EdgeList:
     return EdgeList(
-        edges=[GraphEdge.from_record(edge) for edge in page.items],
-        nodes=[to_node(node) for node in nodes],
+        edges=Paced(GraphEdge.from_record(edge) for edge in page.items),
+        nodes=Paced(to_node(node) for node in nodes),
         total=page.total,
         truncated=page.truncated,
         end_cursor=page.end_cursor,
@@ -96,7 +97,7 @@ class Session:
     async def chain(self, info: Ctx, first: int | None = None) -> list[GraphNode]:
         limit = check_first(first, search.MAX_FIRST, search.MAX_FIRST)
         steps = await info.context.store.chain_members(self.session_id, None)
-        return [to_node(step) for step in steps[:limit]]
+        return Paced(to_node(step) for step in steps[:limit])
 
 
 SessionResult = Annotated[

@@ -78,6 +78,9 @@ DEFAULT_SNAPSHOT_EVERY = 200_000
 # Nodes whose search terms are indexed per step of the background build, between two yields to
 # the event loop: about 5 ms of work (50 µs a node), so the loop keeps serving while it runs.
 TERM_INDEX_STEP = 100
+# Search matches looked at between two yields to the event loop (about 2 ms of work): reads
+# share the loop with writes, and a search stops at these points when its budget is spent.
+SEARCH_STEP = 1000
 
 
 class _Reads:
@@ -172,7 +175,9 @@ class _Reads:
             return []
         ids = set(matches[0]).intersection(*matches[1:]) if require_all else set().union(*matches)
         hits = []
-        for node_id in ids:
+        for count, node_id in enumerate(ids):
+            if count and count % SEARCH_STEP == 0:
+                await asyncio.sleep(0)  # a common term matches much of the graph
             node = self._graph.nodes.get(node_id)
             if node is None or node.deleted or (labels is not None and node.label not in labels):
                 continue

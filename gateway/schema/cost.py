@@ -1,0 +1,254 @@
+"""The cost limit and the reader pool (SPEC §8, isolation), both decided before execution.
+
+**Cost** is the worst case of how many field values the operation completes: every selected
+field counts once per item it is completed for, and a list field multiplies what is below it by
+its size — its ``first``/``limit``/``limitPerType`` argument (literal or variable), else the
+size of the field whose result holds it (a ``Subgraph``'s ``nodes`` and ``edges`` are as many
+as its ``first``; lists inside their items are not), else that argument's default
+(``DEFAULT_SIZES``), else ``UNSIZED``; a size over any field's maximum counts as that maximum
+(the field refuses it itself); a search or an export adds ``SCAN_COSTS``. Aliases count separately,
+fragments where they are spread. So 30 aliases of ``subgraph(first: 5000) { nodes { id } }``
+cost about 300,000 and are refused, while a playground's view of one session costs a few
+thousand to some 30,000. The read token has its own, lower, limit.
+
+**The reader pool**: a query costing more than ``heavy_cost`` runs only while it holds one of
+``heavy_readers`` slots, waiting (within its time budget) for one to free. Mutations and light
+queries never wait for a slot, so a burst of heavy readers can neither queue a writer behind
+it nor fill the event loop's ready queue with more than a few readers' steps at a time.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import weakref
+from typing import TYPE_CHECKING, Any
+
+from graphql import (
+    FieldNode,
+    FragmentDefinitionNode,
+    FragmentSpreadNode,
+    GraphQLError,
+    GraphQLInterfaceType,
+    GraphQLList,
+    GraphQLObjectType,
+    InlineFragmentNode,
+    IntValueNode,
+    OperationDefinitionNode,
+    VariableNode,
+    get_named_type,
+    get_nullable_type,
+)
+from strawberry.extensions import SchemaExtension
+from strawberry.types import ExecutionResult
+from strawberry.types.graphql import OperationType
+
+from gateway.schema.pacing import DEADLINE
+from resolvers import search, subgraph
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Mapping
+
+    from graphql import (
+        DocumentNode,
+        GraphQLNamedType,
+        GraphQLSchema,
+        SelectionSetNode,
+    )
+
+LIMIT_CODE = "QUERY_LIMIT_EXCEEDED"
+SIZE_ARGUMENTS = ("first", "limit", "limitPerType")
+DEFAULT_SIZES = {"subgraph": subgraph.SUBGRAPH_DEFAULT_FIRST}
+DEFAULT_SIZE = search.DEFAULT_FIRST
+UNSIZED = 50
+# Fields whose work grows with what they scan, not with the page they answer: a search ranks
+# every match of a common term, an export renders a whole session. Counted as this much on
+# top, which makes each one a heavy query (``heavy_cost``), run through the reader pool.
+SCAN_COSTS = {"searchNodes": 1000, "exportSession": 1000}
+# The largest page any field allows: a bigger size is refused by the field itself, as
+# ``InvalidInput`` naming the argument, so it costs no more than that.
+MAX_SIZE = subgraph.SUBGRAPH_MAX_FIRST
+
+
+def operation_cost(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation_name: str | None,
+    variables: Mapping[str, Any] | None,
+) -> int:
+    """The worst-case number of field values the operation completes (module docstring)."""
+    operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
+    operation = next(
+        (
+            o
+            for o in operations
+            if operation_name is None or (o.name and o.name.value == operation_name)
+        ),
+        None,
+    )
+    if operation is None:
+        return 0
+    root = {
+        "query": schema.query_type,
+        "mutation": schema.mutation_type,
+        "subscription": schema.subscription_type,
+    }[operation.operation.value]
+    fragments = {
+        d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
+    }
+    walk = _CostWalk(schema, fragments, variables or {})
+    return walk.cost(operation.selection_set, root, None) if root is not None else 0
+
+
+class _CostWalk:
+    """Unit costs (per item of the enclosing list), memoised per fragment: cost is linear in
+    the multiplier, so a fragment spread many times is walked once."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        fragments: Mapping[str, FragmentDefinitionNode],
+        variables: Mapping[str, Any],
+    ) -> None:
+        self._schema = schema
+        self._fragments = fragments
+        self._variables = variables
+        self._memo: dict[tuple[str, int | None], int] = {}
+        self._open: set[str] = set()
+
+    def cost(
+        self, selections: SelectionSetNode, parent: GraphQLNamedType, bound: int | None
+    ) -> int:
+        total = 0
+        for selection in selections.selections:
+            if isinstance(selection, FieldNode):
+                total += self._field(selection, parent, bound)
+            elif isinstance(selection, InlineFragmentNode):
+                condition = selection.type_condition
+                inner = self._schema.get_type(condition.name.value) if condition else parent
+                total += self.cost(selection.selection_set, inner or parent, bound)
+            elif isinstance(selection, FragmentSpreadNode):
+                total += self._spread(selection.name.value, bound)
+        return total
+
+    def _spread(self, name: str, bound: int | None) -> int:
+        fragment = self._fragments.get(name)
+        if fragment is None or name in self._open:  # unknown or cyclic: validation refuses it
+            return 0
+        key = (name, bound)
+        if key not in self._memo:
+            self._open.add(name)
+            parent = self._schema.get_type(fragment.type_condition.name.value)
+            self._memo[key] = self.cost(fragment.selection_set, parent, bound) if parent else 0
+            self._open.discard(name)
+        return self._memo[key]
+
+    def _field(self, node: FieldNode, parent: GraphQLNamedType, bound: int | None) -> int:
+        if not isinstance(parent, GraphQLObjectType | GraphQLInterfaceType):
+            return 1  # __typename on a union
+        definition = parent.fields.get(node.name.value)
+        if definition is None:
+            return 1
+        size = self._size(node, definition.args)
+        inner_bound = size if size is not None else bound
+        is_list = isinstance(get_nullable_type(definition.type), GraphQLList)
+        items = (inner_bound if inner_bound is not None else UNSIZED) if is_list else 1
+        # A size bounds the lists of the field's own result, not lists nested in their items.
+        below_bound = None if is_list else inner_bound
+        below = (
+            self.cost(node.selection_set, get_named_type(definition.type), below_bound)
+            if node.selection_set
+            else 0
+        )
+        return items * (1 + below) + SCAN_COSTS.get(node.name.value, 0)
+
+    def _size(self, node: FieldNode, accepted: Mapping[str, Any]) -> int | None:
+        names = [name for name in SIZE_ARGUMENTS if name in accepted]
+        if not names:
+            return None
+        for argument in node.arguments or ():
+            if argument.name.value not in names:
+                continue
+            value = argument.value
+            if isinstance(value, VariableNode):
+                given = self._variables.get(value.name.value)
+                if isinstance(given, int) and not isinstance(given, bool):
+                    return min(max(given, 0), MAX_SIZE)
+            elif isinstance(value, IntValueNode) and len(value.value) < 12:
+                return min(max(int(value.value), 0), MAX_SIZE)
+        return DEFAULT_SIZES.get(node.name.value, DEFAULT_SIZE)
+
+
+class CostLimit(SchemaExtension):
+    """Refuses an operation whose cost is over the caller's limit; admits heavy queries into
+    the reader pool (module docstring)."""
+
+    def __init__(self, *, max_cost: int, max_cost_read: int, pool: ReaderPool) -> None:
+        super().__init__()
+        self._max_cost = max_cost
+        self._max_cost_read = max_cost_read
+        self._pool = pool
+
+    async def on_execute(self) -> AsyncIterator[None]:
+        context = self.execution_context
+        if context.result is not None:  # already refused (read-only guard)
+            yield
+            return
+        cost = operation_cost(
+            context.schema._schema,  # the GraphQLSchema strawberry built
+            context.graphql_document,  # type: ignore[arg-type]
+            context.operation_name,
+            context.variables,
+        )
+        can_write = getattr(context.context, "can_write", True)
+        limit = self._max_cost if can_write else self._max_cost_read
+        if cost > limit:
+            context.result = _refused(
+                f"The document costs {cost} field values, over this token's limit of {limit}; "
+                "ask for less (a smaller `first`, fewer aliases or fields)."
+            )
+            yield
+            return
+        if context.operation_type is not OperationType.QUERY or cost <= self._pool.heavy_cost:
+            yield
+            return
+        slots = self._pool.slots()
+        deadline = DEADLINE.get()
+        try:
+            wait = None if deadline is None else deadline - asyncio.get_running_loop().time()
+            await asyncio.wait_for(slots.acquire(), wait)
+        except TimeoutError:
+            context.result = _refused(
+                "Too many large queries are running; this one waited its whole time budget. "
+                "Try again, or ask for less."
+            )
+            yield
+            return
+        try:
+            yield
+        finally:
+            slots.release()
+
+
+class ReaderPool:
+    """``heavy_readers`` slots for queries costing more than ``heavy_cost``, one set per event
+    loop (asyncio primitives belong to the loop they are first used on)."""
+
+    def __init__(self, heavy_readers: int, heavy_cost: int) -> None:
+        self.heavy_readers = heavy_readers
+        self.heavy_cost = heavy_cost
+        self._slots: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def slots(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        slots = self._slots.get(loop)
+        if slots is None:
+            slots = self._slots[loop] = asyncio.Semaphore(self.heavy_readers)
+        return slots
+
+
+def _refused(message: str) -> ExecutionResult:
+    return ExecutionResult(
+        data=None, errors=[GraphQLError(message, extensions={"code": LIMIT_CODE})]
+    )

@@ -1,0 +1,198 @@
+"""Hostile arguments get typed answers, and a bad value already stored never fails a read.
+
+Times must lie in 1970-01-01 .. 2999-12-31 UTC (``resolvers.validate``); ids, artifact version
+suffixes and cursors of any shape answer ``NodeNotFound`` or ``InvalidInput``, never
+"Unexpected error.". A store written by older code may hold a time no parser accepts
+(``999-06-01T…``): the typed field then answers ``null``, ``properties`` keeps the raw text.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from resolvers.records import Label, node_id
+from tests import builders as b
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphStore
+    from tests.conftest import GraphQLClient
+
+OBSERVED = "__typename ... on InvalidInput { field } ... on Observed { written }"
+
+
+def cursor(text: str) -> str:
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+async def observe_at(gql: GraphQLClient, finished: str, execution_id: str = "e1") -> Any:
+    value = {
+        "executionId": execution_id,
+        "sessionId": "s1",
+        "turnId": "t1",
+        "tool": "run_python",
+        "codeHash": "h1",
+        "status": "succeeded",
+        "startedAt": "2026-01-01T00:00:00Z",
+        "finishedAt": finished,
+    }
+    return await b.mutate(gql, "observeExecution", "ObserveExecutionInput", value, OBSERVED)
+
+
+# --- times at the edge ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "finished",
+    [
+        "0999-06-01T00:00:00Z",
+        "1969-12-31T23:59:59.999999Z",
+        "3000-01-01T00:00:00Z",
+        "2999-12-31T23:59:59-05:00",  # 3000-01-01 in UTC
+        "9999-12-31T23:59:59-14:00",  # beyond datetime's own range once in UTC
+        "0001-01-01T00:00:00+14:00",
+    ],
+)
+async def test_a_time_outside_the_range_is_refused_naming_the_field(
+    gql: GraphQLClient, finished: str
+) -> None:
+    await b.first_message(gql, "s1")
+
+    answer = await observe_at(gql, finished)
+    node = await gql.execute('{ node(nodeId: "subtask:e1") { __typename } }')
+
+    assert answer == {"__typename": "InvalidInput", "field": "input.finishedAt"}
+    assert node["node"]["__typename"] == "NodeNotFound"
+
+
+@pytest.mark.parametrize("finished", ["1970-01-01T00:00:00Z", "2999-12-31T23:59:59.999999Z"])
+async def test_the_ends_of_the_range_are_accepted(gql: GraphQLClient, finished: str) -> None:
+    await b.first_message(gql, "s1")
+
+    answer = await observe_at(gql, finished)
+
+    assert answer["__typename"] == "Observed"
+
+
+async def test_a_time_the_input_spells_differently_is_named_as_the_client_wrote_it(
+    gql: GraphQLClient,
+) -> None:
+    await b.first_message(gql, "s1")
+
+    answer = await b.subagent(gql, "s1", "sa1", createdAt="0999-06-01T00:00:00Z")
+
+    assert answer["__typename"] == "InvalidInput"
+    assert answer["field"] == "input.createdAt"
+
+
+# --- ids, versions, cursors -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "ref",
+    ["fig#v²", "fig#v" + "9" * 5000, "Artifact:fig#v" + "9" * 5000, "fig#v٣", "fig#v"],
+)
+async def test_odd_version_suffixes_name_no_node(gql: GraphQLClient, ref: str) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig", 1)])
+
+    data = await gql.execute("query($r: ID!) { node(nodeId: $r) { __typename } }", r=ref)
+
+    assert data["node"]["__typename"] == "NodeNotFound"
+
+
+async def test_a_real_version_suffix_still_resolves(gql: GraphQLClient) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig", 1)])
+
+    data = await gql.execute('{ node(nodeId: "fig#v1") { __typename ... on Artifact { key } } }')
+
+    assert data["node"] == {"__typename": "Artifact", "key": "fig#v1"}
+
+
+BAD_CURSORS = [
+    cursor(f"offset:{2**63}"),
+    cursor("offset:" + "9" * 4301),
+    cursor("offset:²"),
+    cursor("offset:-1"),
+    "%%%garbage",
+    "",
+]
+LISTINGS = [
+    '{ searchNodes(query: "paper", after: $c) { __typename ... on InvalidInput { field } } }',
+    "{ nodesByType(labels: [TOOL_CALL], after: $c) { __typename ... on InvalidInput { field } } }",
+    "{ edgesByType(types: [NEXT], after: $c) { __typename ... on InvalidInput { field } } }",
+]
+
+
+@pytest.mark.parametrize("after", BAD_CURSORS)
+@pytest.mark.parametrize("listing", LISTINGS)
+async def test_a_cursor_not_issued_by_the_api_is_invalid_input(
+    gql: GraphQLClient, listing: str, after: str
+) -> None:
+    await b.first_message(gql, "s1")
+
+    data = await gql.execute("query($c: String) " + listing, c=after)
+
+    assert next(iter(data.values())) == {"__typename": "InvalidInput", "field": "after"}
+
+
+# --- what is already stored ----------------------------------------------------------------
+
+OLD_TIME = "999-06-01T00:00:00.000000Z"  # what the old code wrote for 0999-06-01
+
+
+async def store_old_time(store: GraphStore) -> str:
+    """Rewrite the step of execution e1 as the old code stored a year-999 finish."""
+    step_id = node_id(Label.TOOL_CALL, "subtask:e1")
+    (step,) = await store.get_nodes([step_id])
+    assert step is not None
+    async with store.transaction("s1") as tx:
+        await tx.put_node(dataclasses.replace(step, props={**step.props, "finished_at": OLD_TIME}))
+    return step_id
+
+
+READS = {
+    "node": '{ node(nodeId: "ToolCall:subtask:e1") { ... on ToolCall { finishedAt properties } } }',
+    "subgraph": '{ subgraph(sessionId: "s1") { ... on Subgraph { nodes { id createdAt '
+    "... on ToolCall { finishedAt } } } } }",
+    "trace": '{ traceProvenance(nodeId: "fig#v1") { __typename ... on ProvenanceTrace { broken '
+    "chain { node { id ... on ToolCall { finishedAt } } } } } }",
+    "chain": '{ session(sessionId: "s1") { ... on Session { chain { id '
+    "... on ToolCall { finishedAt startedAt } } } } }",
+    "export": '{ exportSession(sessionId: "s1", format: PROV_JSON) { __typename } }',
+    "edges": '{ edgesByType(types: [NEXT, PRODUCES], sessionId: "s1") { ... on EdgeList { '
+    "nodes { id ... on ToolCall { finishedAt } } } } }",
+    "types": "{ nodesByType(labels: [TOOL_CALL]) { ... on NodeList { nodes { "
+    "... on ToolCall { finishedAt } } } } }",
+}
+
+
+@pytest.mark.parametrize("read", list(READS))
+async def test_a_stored_time_no_parser_accepts_does_not_fail_a_read(
+    gql: GraphQLClient, store: GraphStore, read: str
+) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig", 1)])
+    await store_old_time(store)
+
+    result = await gql.raw(READS[read])
+
+    assert result.errors is None, result.errors
+    assert OLD_TIME not in str(result.data) or read == "node"
+
+
+async def test_a_bad_stored_time_reads_as_null_with_the_raw_text_in_properties(
+    gql: GraphQLClient, store: GraphStore
+) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e1")
+    await store_old_time(store)
+
+    data = await gql.execute(READS["node"])
+
+    assert data["node"]["finishedAt"] is None
+    assert data["node"]["properties"]["finished_at"] == OLD_TIME

@@ -1,0 +1,243 @@
+"""Isolation (SPEC §8): the cost limit, hostile documents, and reads that yield while they run.
+
+Cost is computed before anything runs (``gateway.schema.cost``): list sizes times selections times
+aliases, with a lower limit for the read token. Large lists are serialised in steps
+(``gateway.schema.pacing``), so other work runs while a heavy read is answered.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from gateway.schema import build_schema
+from gateway.schema import pacing as schema_pacing
+from gateway.schema.limits import MAX_FRAGMENT_NESTING, Limits
+from tests import builders as b
+from tests.conftest import GraphQLClient
+
+if TYPE_CHECKING:
+    import pytest
+
+    from gateway.runtime import Runtime
+
+LIMIT = "QUERY_LIMIT_EXCEEDED"
+
+
+def client(runtime: Runtime, **limits: Any) -> GraphQLClient:
+    return GraphQLClient(build_schema(Limits(**limits)), runtime)
+
+
+def codes(result: Any) -> list[str | None]:
+    return [(error.extensions or {}).get("code") for error in result.errors or ()]
+
+
+def aliases_of_subgraph(count: int, first: int) -> str:
+    selection = "{ ... on Subgraph { nodes { id } } }"
+    fields = " ".join(
+        f'a{i}: subgraph(sessionId: "s1", first: {first}) {selection}' for i in range(count)
+    )
+    return "{ " + fields + " }"
+
+
+def spread_chain(depth: int) -> str:
+    fragments = " ".join(f"fragment F{i} on Query {{ ...F{i + 1} }}" for i in range(depth))
+    return f"{{ ...F0 }} {fragments} fragment F{depth} on Query {{ __typename }}"
+
+
+# --- cost ----------------------------------------------------------------------------------
+
+
+async def test_thirty_aliases_of_a_large_subgraph_are_refused_before_anything_runs(
+    gql: GraphQLClient,
+) -> None:
+    result = await gql.raw(aliases_of_subgraph(30, 5000))
+
+    assert result.data is None
+    assert codes(result) == [LIMIT]
+
+
+async def test_one_default_subgraph_is_within_the_cost_limit(gql: GraphQLClient) -> None:
+    await b.first_message(gql, "s1")
+
+    result = await gql.raw(aliases_of_subgraph(1, 500))
+
+    assert result.errors is None
+
+
+async def test_the_read_token_has_the_lower_cost_limit(runtime: Runtime) -> None:
+    gql = client(runtime, max_cost=1000, max_cost_read=100)
+    document = aliases_of_subgraph(1, 200)  # 1 + 200 nodes * (1 + id) = 401
+
+    as_writer = await gql.raw(document)
+    as_reader = await gql.raw(document, can_write=False)
+
+    assert codes(as_writer) == []
+    assert codes(as_reader) == [LIMIT]
+
+
+async def test_a_page_size_given_as_a_variable_counts(runtime: Runtime) -> None:
+    gql = client(runtime, max_cost=1000)
+    document = (
+        'query($n: Int) { subgraph(sessionId: "s1", first: $n) '
+        "{ ... on Subgraph { nodes { id } } } }"
+    )
+
+    small = await gql.raw(document, n=10)
+    large = await gql.raw(document, n=5000)
+
+    assert codes(small) == []
+    assert codes(large) == [LIMIT]
+
+
+# --- hostile documents ----------------------------------------------------------------------
+
+
+async def test_a_deep_chain_of_fragment_spreads_is_a_limit_not_a_recursion_error(
+    gql: GraphQLClient,
+) -> None:
+    result = await gql.raw(spread_chain(250))
+
+    assert LIMIT in codes(result)
+    assert not any("recursion" in error.message for error in result.errors or ())
+
+
+async def test_fragment_spreads_at_the_nesting_limit_run(gql: GraphQLClient) -> None:
+    result = await gql.raw(spread_chain(MAX_FRAGMENT_NESTING - 1))
+
+    assert result.errors is None
+    assert result.data == {"__typename": "Query"}
+
+
+async def test_a_fragment_cycle_is_a_validation_error(gql: GraphQLClient) -> None:
+    result = await gql.raw("{ ...A } fragment A on Query { ...B } fragment B on Query { ...A }")
+
+    assert result.errors
+    assert any("Cannot spread fragment" in error.message for error in result.errors)
+
+
+async def test_two_operations_without_an_operation_name_are_refused(gql: GraphQLClient) -> None:
+    document = "query A { __typename } query B { health { status } }"
+
+    unnamed = await gql.raw(document)
+    named = await gql.schema.execute(
+        document, operation_name="B", context_value=(await _context(gql))
+    )
+
+    assert unnamed.data is None
+    assert unnamed.errors
+    assert "operation name" in unnamed.errors[0].message
+    assert named.errors is None
+    assert named.data is not None
+    assert "health" in named.data
+
+
+async def _context(gql: GraphQLClient) -> Any:
+    from gateway.schema.context import GraphContext
+
+    return GraphContext(runtime=gql.runtime)
+
+
+# --- reads that yield -----------------------------------------------------------------------
+
+
+async def test_a_large_read_lets_other_work_run_while_it_is_serialised(
+    gql: GraphQLClient,
+) -> None:
+    await b.first_message(gql, "s1")
+    for step in range(40):
+        await b.execution(gql, "s1", f"e{step}", step + 1)
+    document = (
+        '{ subgraph(sessionId: "s1") { ... on Subgraph { nodes { id key label properties } '
+        "edges { type source target } } } }"
+    )
+    ticks = 0
+
+    read = asyncio.ensure_future(gql.execute(document))
+    while not read.done():
+        ticks += 1
+        await asyncio.sleep(0)
+    data = await read
+
+    nodes = len(data["subgraph"]["nodes"])
+    assert nodes > 80
+    # At least one turn of the loop per PACE nodes converted and per PACE nodes serialised.
+    assert ticks >= 2 * nodes // schema_pacing.PACE
+
+
+async def test_the_time_budget_is_checked_at_every_step_of_a_large_read(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gql = client(runtime, query_timeout_seconds=10.0)
+    await b.first_message(gql, "s1")
+    for step in range(20):
+        await b.execution(gql, "s1", f"e{step}", step + 1)
+    monkeypatch.setattr(schema_pacing, "PACE", 1)
+    real_breathe = schema_pacing.breathe
+    calls = 0
+
+    async def late_breathe() -> None:
+        nonlocal calls
+        calls += 1
+        if calls > 30:  # well into the read: the budget runs out here
+            schema_pacing.DEADLINE.set(0.0)
+        await real_breathe()
+
+    monkeypatch.setattr(schema_pacing, "breathe", late_breathe)
+
+    result = await gql.raw('{ subgraph(sessionId: "s1") { __typename } }')
+
+    assert result.data == {"subgraph": {"__typename": "QueryLimitExceeded"}}
+
+
+# --- the reader pool ------------------------------------------------------------------------
+
+HEAVY = '{ subgraph(sessionId: "s1") { ... on Subgraph { nodes { id } } } }'  # ~1,000
+HEAVY_TYPENAME = '{ subgraph(sessionId: "s1") { __typename ... on Subgraph { nodes { id } } } }'
+
+
+async def test_heavy_reads_wait_for_the_pool_while_writes_and_light_reads_do_not(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    gql = client(runtime, heavy_readers=1, heavy_cost=100, query_timeout_seconds=5.0)
+    await b.first_message(gql, "s1")
+    release = asyncio.Event()
+    store = runtime.graph_store  # what the resolvers are given
+    real_list_nodes = store.list_nodes
+    entered = 0
+
+    async def held_list_nodes(*args: Any, **kwargs: Any) -> Any:
+        nonlocal entered
+        entered += 1
+        await release.wait()
+        return await real_list_nodes(*args, **kwargs)
+
+    monkeypatch.setattr(store, "list_nodes", held_list_nodes)
+
+    holder = asyncio.ensure_future(gql.raw(HEAVY))  # takes the only slot and is held there
+    await asyncio.sleep(0.05)
+    light = await gql.raw("{ health { status } }")
+    written = await b.execution(gql, "s1", "e1", 1)
+    waiting = asyncio.ensure_future(gql.raw(HEAVY))
+    await asyncio.sleep(0.1)
+    entered_while_held = entered
+    holder_still_running = not holder.done()
+    release.set()
+    answers = await asyncio.gather(holder, waiting)
+
+    assert light.errors is None
+    assert written["__typename"] == "Observed"
+    assert holder_still_running
+    assert entered_while_held == 1  # the second heavy read waited for the slot
+    assert all(answer.errors is None for answer in answers)
+
+
+async def test_fragments_that_double_at_every_level_are_refused_at_once(runtime: Runtime) -> None:
+    gql = client(runtime, max_depth=40)
+    # F0 spreads F1 twice, F1 spreads F2 twice, …: 2**24 spreads once expanded.
+    fragments = " ".join(f"fragment F{i} on Query {{ ...F{i + 1} ...F{i + 1} }}" for i in range(24))
+    document = f"{{ ...F0 }} {fragments} fragment F24 on Query {{ health {{ status }} }}"
+
+    result = await asyncio.wait_for(gql.raw(document), 10)
+
+    assert codes(result) == [LIMIT]

@@ -1,0 +1,189 @@
+"""Connections and requests that try to hold the server (SPEC §8 isolation, GraphQL over HTTP).
+
+A request head must arrive within the head timeout (``gateway.serving``), a body within the
+body timeout (``gateway.app.BodySizeLimit``); a subscription POSTed for one answer and a
+document of two operations without ``operationName`` are request errors.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import socket
+from typing import TYPE_CHECKING, Any
+
+import uvicorn
+
+from gateway.app import BodySizeLimit
+from gateway.serving import HeadTimeoutProtocol
+from tests.http.conftest import post
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from starlette.testclient import TestClient
+    from starlette.types import Message, Receive, Scope, Send
+
+HEAD_TIMEOUT = 0.3
+WAIT = 5.0  # a generous bound on how long a closing may take on a busy machine
+
+
+def test_a_subscription_posted_for_one_answer_is_a_request_error(open_client: TestClient) -> None:
+    response = post(open_client, 'subscription { graphEvents(sessionId: "s1") { __typename } }')
+
+    assert response.status_code == 400
+    assert "subscriptions are not allowed" in response.text
+
+
+def test_two_operations_without_an_operation_name_are_refused(open_client: TestClient) -> None:
+    response = post(open_client, "query A { __typename } query B { __typename }")
+
+    body = response.json()
+    assert body["data"] is None
+    assert "operation name" in body["errors"][0]["message"]
+
+
+def test_two_operations_with_an_operation_name_run_that_one(open_client: TestClient) -> None:
+    response = open_client.post(
+        "/graphql",
+        json={
+            "query": "query A { __typename } query B { health { status } }",
+            "operationName": "B",
+        },
+    )
+
+    assert response.status_code == 200
+    assert "health" in response.json()["data"]
+
+
+# --- the body timeout -----------------------------------------------------------------------
+
+
+async def test_a_body_that_does_not_arrive_in_time_answers_408() -> None:
+    sent: list[Message] = []
+    reached_app = False
+
+    async def app(scope: Scope, receive: Receive, send: Send) -> None:
+        nonlocal reached_app
+        reached_app = True
+
+    async def trickle() -> Message:
+        if not sent and not hasattr(trickle, "started"):
+            trickle.started = True  # type: ignore[attr-defined]
+            return {"type": "http.request", "body": b"{", "more_body": True}
+        await asyncio.sleep(3600)
+        raise AssertionError("unreachable")
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    scope: dict[str, Any] = {"type": "http", "method": "POST", "headers": [], "path": "/graphql"}
+    guard = BodySizeLimit(app, max_bytes=1000, timeout=0.05)
+
+    await asyncio.wait_for(guard(scope, trickle, send), WAIT)
+
+    assert sent[0]["status"] == 408
+    assert not reached_app
+
+
+# --- the head timeout, on a real uvicorn server ---------------------------------------------
+
+
+async def hello(scope: Scope, receive: Receive, send: Send) -> None:
+    if scope["type"] == "websocket":  # accept, then speak only after the head timeout
+        await receive()
+        await send({"type": "websocket.accept"})
+        await asyncio.sleep(3 * HEAD_TIMEOUT)
+        await send({"type": "websocket.send", "text": "late"})
+        await receive()  # until the client goes
+        return
+    await send({"type": "http.response.start", "status": 200, "headers": []})
+    await send({"type": "http.response.body", "body": b"hello"})
+
+
+@contextlib.asynccontextmanager
+async def serving() -> AsyncIterator[int]:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    config = uvicorn.Config(
+        hello,
+        host="127.0.0.1",
+        port=port,
+        lifespan="off",
+        log_config=None,
+        http=HeadTimeoutProtocol.with_timeout(HEAD_TIMEOUT),
+        timeout_keep_alive=60,  # longer than the test: only the head timeout can close
+    )
+    server = uvicorn.Server(config)
+    task = asyncio.ensure_future(server.serve())
+    try:
+        while not server.started:  # noqa: ASYNC110 - uvicorn offers no event to wait on
+            await asyncio.sleep(0.01)
+        yield port
+    finally:
+        server.should_exit = True
+        await asyncio.wait_for(task, WAIT)
+
+
+async def closed_by_server(reader: asyncio.StreamReader) -> bytes:
+    """Everything the server sent before it closed the connection."""
+    received = b""
+    while chunk := await asyncio.wait_for(reader.read(4096), WAIT):
+        received += chunk
+    return received
+
+
+async def test_a_connection_that_sends_nothing_is_closed() -> None:
+    async with serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+
+        received = await closed_by_server(reader)
+        writer.close()
+
+    assert received == b""
+
+
+async def test_a_head_sent_a_byte_at_a_time_is_cut_off() -> None:
+    async with serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        for byte in b"GET / HTTP/1.1\r\nHost: x\r\nX-Slow: ":
+            writer.write(bytes([byte]))
+            await asyncio.sleep(HEAD_TIMEOUT / 10)
+            if reader.at_eof():
+                break
+
+        received = await closed_by_server(reader)
+        writer.close()
+
+    assert b"hello" not in received
+
+
+async def test_a_prompt_request_is_answered_and_an_idle_keep_alive_closed_after() -> None:
+    async with serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(b"GET / HTTP/1.1\r\nHost: x\r\n\r\n")
+
+        received = await closed_by_server(reader)
+        writer.close()
+
+    assert received.startswith(b"HTTP/1.1 200")
+    assert b"hello" in received
+
+
+async def test_a_websocket_outlives_the_head_timeout() -> None:
+    handshake = (
+        b"GET / HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        b"Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
+    )
+    async with serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(handshake)
+
+        received = b""
+        while b"late" not in received and (chunk := await asyncio.wait_for(reader.read(99), WAIT)):
+            received += chunk
+        writer.close()
+
+    assert received.startswith(b"HTTP/1.1 101")
+    assert b"late" in received
