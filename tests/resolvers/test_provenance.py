@@ -252,3 +252,19 @@ async def test_max_hops_out_of_range_is_invalid(store: GraphStore, max_hops: int
         await trace_provenance(store, "anything", max_hops=max_hops)
 
     assert caught.value.field == "maxHops"
+
+
+async def test_a_run_that_lists_nothing_still_explores(store: GraphStore) -> None:
+    # Found by the model (tests/model): a run whose new steps are all inside the chain was
+    # taken for "nothing left", so the trace said broken where maxHops had cut it.
+    await execution(store, "x1", 10, produces=[("a2", 1)])
+    await execution(store, "x3", 5, produces=[("a4", 1)], reads=[("a2", 1)])
+    await search(store, "q9", 5, [])
+
+    cut = await trace_provenance(store, "a4#v1", max_hops=4)
+    explored = await trace_provenance(store, "a4#v1", max_hops=32)
+
+    assert (cut.broken, cut.truncated) == (False, True)
+    assert (explored.broken, explored.truncated) == (True, False)
+    assert explored.reason == "no upstream of ToolCall subtask:x3"
+    assert max(step.hop for step in explored.chain) == 4
