@@ -35,10 +35,10 @@ in O(log n) per run; the steps of the witness's runs are read once, as one slice
 and reported only over the ``next`` edges actually stored between them. The part of each
 chain a run has covered is remembered as a position, so no run is walked twice.
 
-A store may run the same exploration natively (``UpstreamWalker``); every store does it here
-over the primitives today: per hop one ``expand`` per edge type, one ``get_nodes``, and per run
-one or two chain-index lookups; per run of the witness path one slice and one ``edges_among``.
-Either way the verdict is drawn here (``_verdict``).
+Every store runs it here over the primitives: per hop one ``expand`` per edge type and one
+``get_nodes``, per run one or two chain-index lookups, per run of the witness path one slice
+and one ``edges_among`` (a terminal whose witness cannot be shown over stored edges, which the
+write path never leaves, is not reported as reached).
 """
 
 from __future__ import annotations
@@ -51,7 +51,6 @@ from resolvers.chains import STEPS, recency
 from resolvers.errors import InvalidInputError
 from resolvers.records import Direction, EdgeType, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
-from resolvers.store import UpstreamStep, UpstreamWalk, UpstreamWalker
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
@@ -74,6 +73,30 @@ WALKED: tuple[EdgeType, ...] = (
 """The edges a trace walks against the arrow (SPEC §4), in the order that breaks ties."""
 
 Chain = tuple[str, str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamStep:
+    """A node a trace reached at ``hop``: over the stored edge of type ``via`` from the node
+    ``reached_from`` (downstream of it)."""
+
+    node: NodeRecord
+    via: EdgeType
+    reached_from: str
+    hop: int
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamWalk:
+    """A trace's exploration (``resolvers.provenance``): the nodes listed per hop (the last
+    hop only its terminals when it reached the target), the witness path to the first of
+    them (empty when none was reached), the explored nodes without any upstream, and
+    whether anything is left to explore after the last hop."""
+
+    levels: Sequence[Sequence[UpstreamStep]]
+    path: Sequence[UpstreamStep]
+    dead_ends: Sequence[NodeRecord]
+    more: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,10 +135,7 @@ async def trace_provenance(
         reached = f"reached {target_label.value}"
         return ProvenanceTrace(start, [], [], broken=False, truncated=False, reason=reached)
     scope = session_id or start.session_id
-    if isinstance(store, UpstreamWalker):
-        walk = await store.walk_upstream(start, target_label, max_hops, scope)
-    else:
-        walk = await _Walk(store, start, target_label, scope).explore(max_hops)
+    walk = await _Walk(store, start, target_label, scope).explore(max_hops)
     return _verdict(start, walk, target_label, max_hops)
 
 

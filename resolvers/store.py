@@ -15,8 +15,8 @@ indexes listed below and answers these primitives in time proportional to their 
 Listing primitives skip soft-deleted nodes (``props["deleted_session"]``); lookups by id or key
 return them, because writes still need them (a later session may read a soft-deleted artifact).
 
-A backend may also offer ``WalkReader`` (a whole chain walk in one request) and
-``UpstreamWalker`` (a whole trace), for a backend whose every primitive is a network round trip.
+A backend may also offer ``WalkReader``: a whole chain walk in one request, for a backend
+whose every primitive is a network round trip.
 """
 
 from __future__ import annotations
@@ -41,30 +41,6 @@ if TYPE_CHECKING:
 
 ChainPosition = tuple[str, int]
 """``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamStep:
-    """A node a trace reached at ``hop``: over the stored edge of type ``via`` from the node
-    ``reached_from`` (downstream of it)."""
-
-    node: NodeRecord
-    via: EdgeType
-    reached_from: str
-    hop: int
-
-
-@dataclass(frozen=True, slots=True)
-class UpstreamWalk:
-    """A trace's exploration (``resolvers.provenance``): the nodes listed per hop (the last
-    hop only its terminals when it reached the target), the witness path to the first of
-    them (empty when none was reached), the explored nodes without any upstream, and
-    whether anything is left to explore after the last hop."""
-
-    levels: Sequence[Sequence[UpstreamStep]]
-    path: Sequence[UpstreamStep]
-    dead_ends: Sequence[NodeRecord]
-    more: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -269,16 +245,4 @@ class WalkReader(Protocol):
     ) -> list[HopRecord] | None:
         """What each of ``hops`` adds walking from ``source`` by the rules of
         ``resolvers.chains``, in hop order; ``None`` when a hop reaches nothing."""
-        ...
-
-
-@runtime_checkable
-class UpstreamWalker(Protocol):
-    """Optional: a whole provenance trace in one request to the backend, with exactly the
-    answer of ``resolvers.provenance``'s walk over the primitives."""
-
-    async def walk_upstream(
-        self, start: NodeRecord, target: Label, max_hops: int, session_id: str
-    ) -> UpstreamWalk:
-        """The provenance trace from ``start`` by the rules of ``resolvers.provenance``."""
         ...
