@@ -52,6 +52,7 @@ class _BatchStore:
         self.project_artifacts = tx.project_artifacts
         self.chain_members = tx.chain_members
         self.chain_neighbours = tx.chain_neighbours
+        self.chain_before = tx.chain_before
         self.search = tx.search
 
     @asynccontextmanager

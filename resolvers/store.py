@@ -15,9 +15,9 @@ indexes listed below and answers these primitives in time proportional to their 
 Listing primitives skip soft-deleted nodes (``props["deleted_session"]``); lookups by id or key
 return them, because writes still need them (a later session may read a soft-deleted artifact).
 
-A backend may also offer ``WalkReader``: a whole chain or trace walk in one request, for a
-backend whose every primitive is a network round trip; and ``RankedSearch``: a search ranked and
-paged where the data is, so only the page crosses the network.
+A backend may also offer ``WalkReader``: a whole chain walk in one request, for a backend
+whose every primitive is a network round trip; and ``RankedSearch``: a search ranked and paged
+where the data is, so only the page crosses the network.
 """
 
 from __future__ import annotations
@@ -25,28 +25,23 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from resolvers.records import Direction, EdgeType, NodeRecord
-
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from contextlib import AbstractAsyncContextManager
 
     from resolvers.records import (
         Backend,
+        Direction,
         EdgeRecord,
+        EdgeType,
         Label,
+        NodeRecord,
         Page,
         SearchHit,
     )
 
 ChainPosition = tuple[str, int]
 """``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""
-
-Move = tuple[EdgeType, Direction]
-"""One upstream move of a provenance trace: follow ``EdgeType`` in ``Direction``."""
-
-UpstreamStep = tuple[NodeRecord, EdgeType]
-"""A node a trace reached and the type of the edge it was reached by."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +145,21 @@ class GraphReader(Protocol):
         """The members immediately before and after ``position`` (which itself is excluded)."""
         ...
 
+    async def chain_before(
+        self,
+        session_id: str,
+        scope_key: str | None,
+        position: ChainPosition,
+        *,
+        after: ChainPosition | None = None,
+        label: Label | None = None,
+        limit: int | None = None,
+    ) -> list[NodeRecord]:
+        """The members strictly between ``after`` (the chain's start when ``None``) and
+        ``position``, nearest to ``position`` first: only those labelled ``label`` when given,
+        at most ``limit``. Costs O(log n) plus the members returned."""
+        ...
+
     async def search(
         self,
         terms: Sequence[str],
@@ -228,7 +238,7 @@ class WalkReader(Protocol):
 
     A backend offers it when a walk over its primitives would cost one round trip per hop and
     edge type. Its answers are exactly those of the use cases' own walks over the primitives
-    (``resolvers.chains``, ``resolvers.provenance``), which run wherever it is not offered.
+    (``resolvers.chains``), which run wherever it is not offered.
     """
 
     async def walk_chain(
@@ -236,20 +246,6 @@ class WalkReader(Protocol):
     ) -> list[HopRecord] | None:
         """What each of ``hops`` adds walking from ``source`` by the rules of
         ``resolvers.chains``, in hop order; ``None`` when a hop reaches nothing."""
-        ...
-
-    async def walk_upstream(
-        self,
-        start: NodeRecord,
-        moves: Mapping[Label, Sequence[Move]],
-        target: Label,
-        max_hops: int,
-        session_id: str,
-    ) -> list[list[UpstreamStep]]:
-        """The levels of the provenance trace from ``start`` by the rules of
-        ``resolvers.provenance`` (``moves`` per label): each level's new nodes, most recent
-        first, up to the first level holding a ``target`` node, the last non-empty level, or
-        ``max_hops`` levels, whichever comes first."""
         ...
 
 
