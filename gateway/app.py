@@ -6,6 +6,14 @@ Authentication (SPEC §8): ``/graphql`` needs ``Authorization: Bearer <token>`` 
 configured — the internal token may do everything, the read token may only query. Tokens are
 compared in constant time. The GraphiQL page itself is static and served without a token, as
 are its scripts under ``/graphql/assets/`` (``gateway.playground``).
+
+Browsers on other origins (SPEC §8): only the configured ``cors_origins`` may call, without
+credentials (cookies are never used; the bearer token is a header the preflight admits), and
+a preflight answer may be cached for ``cors_max_age`` seconds. With no origin configured no
+CORS header is ever sent, so a browser refuses every cross-origin call.
+
+GraphQL over HTTP (media types, status codes, 405 for a mutation over GET):
+``gateway.graphql_http``.
 """
 
 from __future__ import annotations
@@ -18,13 +26,18 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
+from cross_web import HTTPException
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.responses import JSONResponse, Response
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Mount, Route, WebSocketRoute
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
+from strawberry.schema.exceptions import InvalidOperationTypeError
 
+from gateway.graphql_http import GRAPHQL_RESPONSE_JSON, is_request_error, response_media_type
 from gateway.logs import RequestIdMiddleware, current_request_id
 from gateway.metrics import Metrics, metrics_endpoint
 from gateway.playground import Playground
@@ -38,14 +51,26 @@ from gateway.tracing import tracing_from
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from starlette.requests import Request
+    from cross_web import AsyncHTTPRequestAdapter
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
+    from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+    from strawberry.types import ExecutionResult
     from strawberry.types.unset import UnsetType
 
 logger = logging.getLogger(__name__)
 
 READ, WRITE = "read", "write"
+# What a browser page on an allowed origin may send and read (CORS).
+CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
+
+
+class MethodNotAllowed(HTTPException):
+    """An operation the HTTP method may not carry (a mutation over GET): 405 with ``Allow``."""
+
+    def __init__(self, reason: str, allow: str = "POST") -> None:
+        super().__init__(405, reason)
+        self.allow = allow
 
 
 class Access:
@@ -87,6 +112,66 @@ class GatewayGraphQL(GraphQL[GraphContext, None]):
     @property
     def graphql_ide_html(self) -> str:
         return self._playground.html
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope, receive=receive))
+        except HTTPException as exc:
+            allow = {"Allow": exc.allow} if isinstance(exc, MethodNotAllowed) else None
+            response = PlainTextResponse(exc.reason, status_code=exc.status_code, headers=allow)
+        await response(scope, receive, send)
+
+    async def execute_single(
+        self,
+        request: Request,
+        request_adapter: AsyncHTTPRequestAdapter,
+        sub_response: Response,
+        context: GraphContext,
+        root_value: None,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        try:
+            return await super().execute_single(
+                request=request,
+                request_adapter=request_adapter,
+                sub_response=sub_response,
+                context=context,
+                root_value=root_value,
+                request_data=request_data,
+            )
+        except HTTPException as exc:
+            if isinstance(exc.__cause__, InvalidOperationTypeError):
+                raise MethodNotAllowed(exc.reason) from exc.__cause__
+            raise
+
+    async def get_sub_response(self, request: Request | WebSocket) -> Response:
+        sub_response = await super().get_sub_response(request)
+        sub_response.media_type = response_media_type(request.headers.get("accept"))
+        return sub_response
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        response = await super().process_result(request, result)
+        media_type = response_media_type(request.headers.get("accept"))
+        if media_type == GRAPHQL_RESPONSE_JSON and is_request_error(result):
+            response.pop("data", None)
+        return response
+
+    def create_response(
+        self,
+        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+        sub_response: Response,
+    ) -> Response:
+        response = super().create_response(response_data, sub_response)
+        if sub_response.media_type == GRAPHQL_RESPONSE_JSON:
+            response.headers["content-type"] = f"{GRAPHQL_RESPONSE_JSON}; charset=utf-8"
+            if isinstance(response_data, dict) and "data" not in response_data:
+                response.status_code = request_error_status(response_data)
+        return response
 
     def decode_json(self, data: str | bytes) -> object:
         """A request (an HTTP body, a WebSocket message) is a JSON object (batching is off);
@@ -206,6 +291,13 @@ def _replay(body: bytes, receive: Receive) -> Receive:
     return replayed
 
 
+def request_error_status(response: GraphQLHTTPResponse) -> int:
+    """403 for a read token's mutation, else 400 (a document that never executed)."""
+    errors: list[Any] = list(response.get("errors") or [])
+    codes = {(error.get("extensions") or {}).get("code") for error in errors}
+    return 403 if codes == {"FORBIDDEN"} else 400
+
+
 def limits_of(settings: Settings) -> Limits:
     return Limits(
         max_depth=settings.max_depth,
@@ -266,6 +358,23 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             WebSocketRoute("/graphql", graphql),
             Mount("/graphql/assets", app=playground.assets),
         ],
-        middleware=[Middleware(RequestIdMiddleware)],
+        middleware=[*cors_middleware(settings), Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )
+
+
+def cors_middleware(settings: Settings) -> list[Middleware]:
+    """Outermost, so a 401 or 413 reaches the page readable too; none without origins."""
+    if not settings.cors_origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=CORS_HEADERS,
+            expose_headers=["X-Request-ID"],
+            allow_credentials=False,
+            max_age=settings.cors_max_age,
+        )
+    ]
