@@ -128,7 +128,6 @@ ERROR_CODES = {
     "ARTIFACT_NOT_FOUND": "The report Artifact version did not arrive in time.",
     "CLAIM_NOT_FOUND": "A claim id to link does not exist in this session.",
     "QUERY_LIMIT_EXCEEDED": "A request limit (depth, aliases, tokens, time budget) was hit.",
-    "KEY_OWNED_BY_OTHER_SESSION": "The key belongs to another session; nothing was changed.",
 }
 
 BACKENDS = {
