@@ -9,6 +9,8 @@ Markers: ``tests/docs/markdown.py``.
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,11 +30,15 @@ from graphql import (
 from gateway.app import create_app
 from gateway.schema import build_schema
 from gateway.settings import Settings
+from resolvers.records import Backend
+from tests.conftest import neo4j_settings
 from tests.docs.markdown import Example, MarkerError, examples
 from tests.http.live import serving
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from resolvers.store import GraphStore
 
 ROOT = Path(__file__).resolve().parents[2]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -159,16 +165,37 @@ def root_fields(example: Example) -> list[str]:
     ]
 
 
-def test_every_example_of_the_docs_runs_in_order_as_documented(tmp_path: Path) -> None:
+async def test_every_example_of_the_docs_runs_in_order_as_documented(
+    store: GraphStore, tmp_path: Path
+) -> None:
+    backend = store.backend
+    await store.aclose()  # emptied (Neo4j wiped); the server opens its own
     blocks = runnable(DOCS)
-    app = create_app(Settings(data_dir=tmp_path, fsync=False))
 
-    with serving(app) as url, httpx.Client(timeout=30) as http:
-        story = Story(http, f"{url}/graphql")
-        problems = [problem for example in blocks for problem in story.run(example)]
+    problems = await asyncio.to_thread(run_story, blocks, serve_settings(backend, tmp_path))
 
     assert len(blocks) >= len(STORY)
     assert problems == []
+
+
+def serve_settings(backend: Backend, data_dir: Path) -> Settings:
+    settings = Settings(data_dir=data_dir, fsync=False, backend=backend)
+    if backend is Backend.NEO4J:
+        connection = neo4j_settings()
+        assert connection is not None
+        settings = dataclasses.replace(
+            settings,
+            neo4j_uri=connection["uri"],
+            neo4j_user=connection["user"],
+            neo4j_password=connection["password"],
+        )
+    return settings
+
+
+def run_story(blocks: list[Example], settings: Settings) -> list[str]:
+    with serving(create_app(settings)) as url, httpx.Client(timeout=30) as http:
+        story = Story(http, f"{url}/graphql")
+        return [problem for example in blocks for problem in story.run(example)]
 
 
 def test_the_readme_tells_the_story_in_order() -> None:
@@ -218,8 +245,6 @@ def test_an_example_answering_an_error_member_fails_the_story(tmp_path: Path) ->
     page = tmp_path / "page.md"
     page.write_text('```graphql\n{ node(nodeId: "nothing") { ... on Error { code } } }\n```\n')
 
-    app = create_app(Settings(data_dir=tmp_path / "data", fsync=False))
-    with serving(app) as url, httpx.Client(timeout=30) as http:
-        problems = Story(http, f"{url}/graphql").run(examples(page)[0])
+    problems = run_story(examples(page), Settings(data_dir=tmp_path / "data", fsync=False))
 
     assert problems == ["page.md:1: node answered NodeNotFound, expected a success member"]
