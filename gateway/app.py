@@ -26,18 +26,14 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs
 
-from cross_web import HTTPException
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
-from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
-from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
-from strawberry.schema.exceptions import InvalidOperationTypeError
 
-from gateway.graphql_http import GRAPHQL_RESPONSE_JSON, is_request_error, response_media_type
+from gateway.graphql_http import SpecGraphQL
 from gateway.logs import RequestIdMiddleware, current_request_id
 from gateway.metrics import Metrics, metrics_endpoint
 from gateway.playground import Playground
@@ -51,11 +47,10 @@ from gateway.tracing import tracing_from
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from cross_web import AsyncHTTPRequestAdapter
+    from starlette.requests import Request
+    from starlette.responses import Response
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
-    from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
-    from strawberry.types import ExecutionResult
     from strawberry.types.unset import UnsetType
 
 logger = logging.getLogger(__name__)
@@ -63,14 +58,6 @@ logger = logging.getLogger(__name__)
 READ, WRITE = "read", "write"
 # What a browser page on an allowed origin may send and read (CORS).
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
-
-
-class MethodNotAllowed(HTTPException):
-    """An operation the HTTP method may not carry (a mutation over GET): 405 with ``Allow``."""
-
-    def __init__(self, reason: str, allow: str = "POST") -> None:
-        super().__init__(405, reason)
-        self.allow = allow
 
 
 class Access:
@@ -99,8 +86,9 @@ class Access:
         return None
 
 
-class GatewayGraphQL(GraphQL[GraphContext, None]):
-    """Strawberry's ASGI app with our context, auth and playground."""
+class GatewayGraphQL(SpecGraphQL):
+    """Strawberry's ASGI app (speaking GraphQL over HTTP as specified) with our context, auth
+    and playground."""
 
     def __init__(self, access: Access, playground: Playground | None = None, **kwargs: Any) -> None:
         super().__init__(
@@ -112,66 +100,6 @@ class GatewayGraphQL(GraphQL[GraphContext, None]):
     @property
     def graphql_ide_html(self) -> str:
         return self._playground.html
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await super().__call__(scope, receive, send)
-            return
-        try:
-            response = await self.run(Request(scope=scope, receive=receive))
-        except HTTPException as exc:
-            allow = {"Allow": exc.allow} if isinstance(exc, MethodNotAllowed) else None
-            response = PlainTextResponse(exc.reason, status_code=exc.status_code, headers=allow)
-        await response(scope, receive, send)
-
-    async def execute_single(
-        self,
-        request: Request,
-        request_adapter: AsyncHTTPRequestAdapter,
-        sub_response: Response,
-        context: GraphContext,
-        root_value: None,
-        request_data: GraphQLRequestData,
-    ) -> ExecutionResult:
-        try:
-            return await super().execute_single(
-                request=request,
-                request_adapter=request_adapter,
-                sub_response=sub_response,
-                context=context,
-                root_value=root_value,
-                request_data=request_data,
-            )
-        except HTTPException as exc:
-            if isinstance(exc.__cause__, InvalidOperationTypeError):
-                raise MethodNotAllowed(exc.reason) from exc.__cause__
-            raise
-
-    async def get_sub_response(self, request: Request | WebSocket) -> Response:
-        sub_response = await super().get_sub_response(request)
-        sub_response.media_type = response_media_type(request.headers.get("accept"))
-        return sub_response
-
-    async def process_result(
-        self, request: Request, result: ExecutionResult
-    ) -> GraphQLHTTPResponse:
-        response = await super().process_result(request, result)
-        media_type = response_media_type(request.headers.get("accept"))
-        if media_type == GRAPHQL_RESPONSE_JSON and is_request_error(result):
-            response.pop("data", None)
-        return response
-
-    def create_response(
-        self,
-        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
-        sub_response: Response,
-    ) -> Response:
-        response = super().create_response(response_data, sub_response)
-        if sub_response.media_type == GRAPHQL_RESPONSE_JSON:
-            response.headers["content-type"] = f"{GRAPHQL_RESPONSE_JSON}; charset=utf-8"
-            if isinstance(response_data, dict) and "data" not in response_data:
-                response.status_code = request_error_status(response_data)
-        return response
 
     def decode_json(self, data: str | bytes) -> object:
         """A request (an HTTP body, a WebSocket message) is a JSON object (batching is off);
@@ -289,13 +217,6 @@ def _replay(body: bytes, receive: Receive) -> Receive:
         return pending.pop() if pending else await receive()
 
     return replayed
-
-
-def request_error_status(response: GraphQLHTTPResponse) -> int:
-    """403 for a read token's mutation, else 400 (a document that never executed)."""
-    errors: list[Any] = list(response.get("errors") or [])
-    codes = {(error.get("extensions") or {}).get("code") for error in errors}
-    return 403 if codes == {"FORBIDDEN"} else 400
 
 
 def limits_of(settings: Settings) -> Limits:
