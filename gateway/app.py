@@ -6,6 +6,14 @@ Authentication (SPEC §8): ``/graphql`` needs ``Authorization: Bearer <token>`` 
 configured — the internal token may do everything, the read token may only query. Tokens are
 compared in constant time. The GraphiQL page itself is static and served without a token, as
 are its scripts under ``/graphql/assets/`` (``gateway.playground``).
+
+Browsers on other origins (SPEC §8): only the configured ``cors_origins`` may call, without
+credentials (cookies are never used; the bearer token is a header the preflight admits), and
+a preflight answer may be cached for ``cors_max_age`` seconds. With no origin configured no
+CORS header is ever sent, so a browser refuses every cross-origin call.
+
+GraphQL over HTTP (media types, status codes, 405 for a mutation over GET):
+``gateway.graphql_http``.
 """
 
 from __future__ import annotations
@@ -21,11 +29,12 @@ from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
-from starlette.responses import JSONResponse, Response
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
-from strawberry.asgi import GraphQL
 from strawberry.exceptions import ConnectionRejectionError
 
+from gateway.graphql_http import SpecGraphQL
 from gateway.logs import RequestIdMiddleware, current_request_id
 from gateway.metrics import Metrics, metrics_endpoint
 from gateway.playground import Playground
@@ -40,6 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
     from starlette.requests import Request
+    from starlette.responses import Response
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
     from strawberry.types.unset import UnsetType
@@ -47,6 +57,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 READ, WRITE = "read", "write"
+# What a browser page on an allowed origin may send and read (CORS).
+CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
 
 
 class Access:
@@ -75,8 +87,9 @@ class Access:
         return None
 
 
-class GatewayGraphQL(GraphQL[GraphContext, None]):
-    """Strawberry's ASGI app with our context, auth and playground."""
+class GatewayGraphQL(SpecGraphQL):
+    """Strawberry's ASGI app (speaking GraphQL over HTTP as specified) with our context, auth
+    and playground."""
 
     def __init__(self, access: Access, playground: Playground | None = None, **kwargs: Any) -> None:
         super().__init__(
@@ -289,6 +302,23 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             WebSocketRoute("/graphql", graphql),
             Mount("/graphql/assets", app=playground.assets),
         ],
-        middleware=[Middleware(RequestIdMiddleware)],
+        middleware=[*cors_middleware(settings), Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )
+
+
+def cors_middleware(settings: Settings) -> list[Middleware]:
+    """Outermost, so a 401 or 413 reaches the page readable too; none without origins."""
+    if not settings.cors_origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=CORS_HEADERS,
+            expose_headers=["X-Request-ID"],
+            allow_credentials=False,
+            max_age=settings.cors_max_age,
+        )
+    ]

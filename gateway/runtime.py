@@ -84,7 +84,7 @@ class HealthReport:
     def as_json(self) -> dict[str, Any]:
         return {
             "status": self.status,
-            "backend": self.backend.value,
+            "backend": self.backend.name,  # the GraphQL enum spelling: FILE, NEO4J
             "enabled": self.enabled,
             "reachable": self.reachable,
             "pendingWrites": self.pending_writes,

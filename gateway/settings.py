@@ -20,6 +20,11 @@ NEO4J_TIMEOUT   seconds to connect to Neo4j, and 3
 LOG_LEVEL       logging level                    INFO
 FSYNC           1 = fsync before acknowledging   1
 LOG_FORMAT      text | json (JSON lines)         text
+CORS_ORIGINS    browser origins allowed to call  (none: no cross-origin access)
+                the API, comma-separated
+                ``scheme://host[:port]``, or ``*``
+CORS_MAX_AGE    seconds a browser may cache a    600
+                preflight answer
 ==============  ===============================  =============================
 
 Request limits (SPEC §8), same prefix. Body size, depth, aliases and tokens are checked before
@@ -60,6 +65,7 @@ from __future__ import annotations
 import ipaddress
 import math
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -72,6 +78,9 @@ if TYPE_CHECKING:
 PREFIX = "SCIENCE_AGENT_MEMORY_GRAPH_"
 DEFAULT_PORT = 17674
 DEFAULT_DATA_DIR = Path("~/.science-agent/memory-graph").expanduser()
+# What a browser sends in ``Origin``: a scheme, a host (a name, an IPv4 or a bracketed IPv6
+# address) and an optional port; lower-case, as browsers serialise it.
+ORIGIN = re.compile(r"https?://(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:[0-9]{1,5})?")
 
 
 class SettingsError(ValueError):
@@ -113,6 +122,10 @@ class Settings:
     # "otlp" or "console" when OpenTelemetry tracing is configured (the standard OTEL_* names:
     # OTEL_EXPORTER_OTLP[_TRACES]_ENDPOINT, or OTEL_TRACES_EXPORTER=console), else None.
     otel_exporter: str | None = None
+    # Origins a browser page may call the API from (CORS); credentials are never allowed, the
+    # bearer token travels in the Authorization header that the preflight admits.
+    cors_origins: tuple[str, ...] = ()
+    cors_max_age: int = 600
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str]) -> Settings:
@@ -177,6 +190,8 @@ class Settings:
             ),
             log_format=_log_format(get("LOG_FORMAT")),
             otel_exporter=_otel_exporter(environ),
+            cors_origins=_origins(get("CORS_ORIGINS")),
+            cors_max_age=_whole("CORS_MAX_AGE", get("CORS_MAX_AGE"), defaults.cors_max_age),
         )
 
     @property
@@ -221,6 +236,27 @@ def _positive_int(name: str, value: str | None, default: int) -> int:
     if not value.isdigit() or int(value) < 1:
         raise SettingsError(f"{PREFIX}{name} must be a whole number of 1 or more, got {value!r}")
     return int(value)
+
+
+def _whole(name: str, value: str | None, default: int) -> int:
+    if value is None:
+        return default
+    if not value.isdigit():
+        raise SettingsError(f"{PREFIX}{name} must be a whole number of 0 or more, got {value!r}")
+    return int(value)
+
+
+def _origins(value: str | None) -> tuple[str, ...]:
+    """Comma-separated browser origins (``scheme://host[:port]``, as a browser sends them in
+    ``Origin``), or ``*`` for any; each is checked so a typo fails at start, not in a browser."""
+    origins = tuple(part.strip() for part in (value or "").split(",") if part.strip())
+    for origin in origins:
+        if origin != "*" and not ORIGIN.fullmatch(origin):
+            raise SettingsError(
+                f"{PREFIX}CORS_ORIGINS: {origin!r} is not an origin such as "
+                "https://app.example.org or http://127.0.0.1:5173 (no path, no trailing /)"
+            )
+    return origins
 
 
 def _seconds(name: str, value: str | None, default: float) -> float:

@@ -185,3 +185,25 @@ def test_an_isolation_limit_must_be_a_whole_number(name: str) -> None:
 def test_a_connection_timeout_must_be_positive(name: str) -> None:
     with pytest.raises(SettingsError, match=f"{PREFIX}{name}"):
         from_env(**{name: "-1"})
+
+
+def test_cors_origins_are_a_comma_separated_list_of_origins() -> None:
+    settings = from_env(
+        CORS_ORIGINS=" https://app.example.org, http://127.0.0.1:5173 ,", CORS_MAX_AGE="60"
+    )
+
+    assert settings.cors_origins == ("https://app.example.org", "http://127.0.0.1:5173")
+    assert settings.cors_max_age == 60
+    assert Settings.from_env({}).cors_origins == ()
+
+
+@pytest.mark.parametrize(
+    "origin", ["https://app.example.org/", "app.example.org", "ftp://x.org", "https://x.org/path"]
+)
+def test_a_cors_origin_that_a_browser_never_sends_is_refused(origin: str) -> None:
+    with pytest.raises(SettingsError, match="CORS_ORIGINS"):
+        from_env(CORS_ORIGINS=origin)
+
+
+def test_any_origin_may_be_allowed_explicitly() -> None:
+    assert from_env(CORS_ORIGINS="*").cors_origins == ("*",)

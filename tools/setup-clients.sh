@@ -16,17 +16,14 @@ stale() {
 }
 
 if command -v npm >/dev/null 2>&1; then
-  stamp=clients/node_modules/.lock.sha256
-  if stale clients/package-lock.json "$stamp"; then
+  # The stamp lives beside node_modules, not in it: `npm ci` by hand empties the folder but
+  # installs the same lock, and npm's own record (.package-lock.json) says the folder is whole.
+  stamp=clients/.node_modules.sha256
+  if stale clients/package-lock.json "$stamp" || [ ! -f clients/node_modules/.package-lock.json ]; then
     npm ci --prefix clients --no-audit --no-fund --loglevel=error
     sha256sum clients/package-lock.json | cut -d' ' -f1 >"$stamp"
   fi
-  mkdir -p gateway/static/graphiql
-  cp clients/node_modules/react/umd/react.production.min.js \
-    clients/node_modules/react-dom/umd/react-dom.production.min.js \
-    clients/node_modules/graphiql/graphiql.min.js \
-    clients/node_modules/graphiql/graphiql.min.css \
-    gateway/static/graphiql/
+  bash tools/copy-graphiql.sh
 else
   echo "tools/setup-clients.sh: npm not found: the playground loads GraphiQL from unpkg.com;" \
     "the Node and browser tests will be skipped" >&2

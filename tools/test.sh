@@ -2,9 +2,22 @@
 # Set up and run every check: formatting, lint, types, import contracts and the test suite.
 # With Java 17 and Maven present a real Neo4j is started for the Neo4j backend tests; without
 # them those tests are skipped with a printed reason (GATEWAY_REQUIRE_NEO4J=1 makes them fail).
+# The browser and Node tests need Node.js and Chromium (GATEWAY_TEST_CHROMIUM, default
+# /usr/bin/chromium): GATEWAY_REQUIRE_E2E=1 fails at once without them; unset, the suite runs,
+# says what it skipped and exits 1; GATEWAY_REQUIRE_E2E=0 accepts the skip.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 cd "$ROOT"
+
+e2e_missing=()
+[ -x "${GATEWAY_TEST_CHROMIUM:-/usr/bin/chromium}" ] ||
+  e2e_missing+=("Chromium at ${GATEWAY_TEST_CHROMIUM:-/usr/bin/chromium} (apt-get install chromium)")
+command -v npm >/dev/null 2>&1 || e2e_missing+=("Node.js 20+ with npm")
+if [ ${#e2e_missing[@]} -gt 0 ] && [ "${GATEWAY_REQUIRE_E2E:-}" = 1 ]; then
+  printf 'tools/test.sh: GATEWAY_REQUIRE_E2E=1 but missing: %s\n' "${e2e_missing[*]}" >&2
+  exit 1
+fi
+
 bash tools/setup.sh dev
 export PATH="$ROOT/.venv/bin:$PATH"
 if command -v java >/dev/null 2>&1 && command -v mvn >/dev/null 2>&1; then
@@ -17,4 +30,14 @@ ruff format --check .
 ruff check .
 mypy
 lint-imports
-pytest "$@"
+status=0
+pytest "$@" || status=$?
+if [ ${#e2e_missing[@]} -gt 0 ]; then
+  printf '\ntools/test.sh: the browser and Node tests were SKIPPED; missing: %s\n' \
+    "${e2e_missing[*]}" >&2
+  if [ "${GATEWAY_REQUIRE_E2E:-}" != 0 ]; then
+    echo "tools/test.sh: failing; install them, or set GATEWAY_REQUIRE_E2E=0 to accept the skip" >&2
+    [ "$status" -ne 0 ] || status=1
+  fi
+fi
+exit "$status"

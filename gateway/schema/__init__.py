@@ -10,6 +10,7 @@ from strawberry.tools import merge_types
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
+from gateway.schema import enum_docs as enum_docs  # describes the enums' values on import
 from gateway.schema.cost import CostLimit, ReaderPool
 from gateway.schema.errors import DomainErrorsExtension, MaskUnexpectedErrors
 from gateway.schema.exports import ExportQuery
@@ -59,7 +60,7 @@ def build_schema(
     limits = limits or Limits()
     observed = [observer.extension] if observer is not None else []
     pool = ReaderPool(limits.heavy_readers, limits.heavy_cost)
-    return GatewaySchema(
+    schema = GatewaySchema(
         query=Query,
         mutation=Mutation,
         subscription=GraphSubscription,
@@ -80,6 +81,8 @@ def build_schema(
             *observed,
         ],
     )
+    enum_docs.describe_arguments(schema._schema)
+    return schema
 
 
 def schema_sdl(schema: strawberry.Schema | None = None) -> str:

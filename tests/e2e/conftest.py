@@ -8,6 +8,7 @@ instead when ``GATEWAY_REQUIRE_E2E=1`` (CI): a skipped browser test is not a pas
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -44,14 +45,32 @@ def missing(reason: str) -> None:
 
 
 def require_node() -> str:
-    """The ``node`` executable, with the npm packages of ``clients/`` installed."""
+    """The ``node`` executable, with the npm packages of ``clients/`` installed.
+
+    Installed means what npm itself records (``node_modules/.package-lock.json``, written by
+    ``npm ci`` and ``npm install``), so an install by hand counts as much as
+    ``tools/setup-clients.sh``; a package the lock names but the folder lacks is named.
+    """
     node = shutil.which("node")
     if node is None or shutil.which("npm") is None:
         missing("node/npm not found (install Node.js 20+ and run tools/setup-clients.sh)")
-    if not (NODE_MODULES / ".lock.sha256").is_file():
-        missing("clients/node_modules is not installed (run tools/setup-clients.sh)")
+    absent = uninstalled_packages()
+    if absent:
+        missing(
+            f"clients/node_modules lacks {', '.join(absent)} of clients/package-lock.json "
+            "(run tools/setup-clients.sh)"
+        )
     assert node is not None
     return node
+
+
+def uninstalled_packages() -> list[str]:
+    """The direct dependencies of ``clients/package.json`` that ``node_modules`` lacks."""
+    if not (NODE_MODULES / ".package-lock.json").is_file():
+        return ["every package"]
+    manifest = json.loads((CLIENTS / "package.json").read_text())
+    wanted = {**manifest.get("dependencies", {}), **manifest.get("devDependencies", {})}
+    return sorted(name for name in wanted if not (NODE_MODULES / name / "package.json").is_file())
 
 
 def require_chromium() -> Path:
@@ -119,6 +138,13 @@ def wait_until_healthy(url: str, process: subprocess.Popen[Any], log: Path) -> N
 @pytest.fixture
 def gateway(tmp_path: Path) -> Iterator[Gateway]:
     """A real gateway on the file store, on a free loopback port; stopped after the test."""
+    with serve_gateway(tmp_path) as served:
+        yield served
+
+
+@contextlib.contextmanager
+def serve_gateway(tmp_path: Path, **settings: str) -> Iterator[Gateway]:
+    """``science-memory serve`` with ``settings`` (names without the prefix) for the block."""
     port = free_port()
     log = tmp_path / "gateway.log"
     env = child_env(
@@ -126,6 +152,7 @@ def gateway(tmp_path: Path) -> Iterator[Gateway]:
             f"{ENV_PREFIX}DATA_DIR": str(tmp_path / "data"),
             f"{ENV_PREFIX}FSYNC": "0",
             f"{ENV_PREFIX}LOG_LEVEL": "INFO",
+            **{f"{ENV_PREFIX}{name}": value for name, value in settings.items()},
         }
     )
     command = [sys.executable, "-m", "gateway", "serve", "--host", "127.0.0.1", "--port", str(port)]

@@ -16,7 +16,7 @@ def test_health_answers_without_a_token(client: TestClient) -> None:
     assert response.status_code == 200
     assert response.json() == {
         "status": "HEALTHY",
-        "backend": "file",
+        "backend": "FILE",
         "enabled": True,
         "reachable": True,
         "pendingWrites": 0,

@@ -1,0 +1,120 @@
+"""GraphQL over HTTP: ``application/graphql-response+json`` and its status codes, 405 over GET."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from resolvers import subgraph
+from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN
+
+if TYPE_CHECKING:
+    import pytest
+    from starlette.testclient import TestClient
+
+NEW = "application/graphql-response+json"
+AUTH = {"Authorization": f"Bearer {INTERNAL_TOKEN}"}
+MUTATION = "mutation { compactMemory { __typename } }"
+
+
+def send(
+    client: TestClient, query: str, accept: str, **variables: object
+) -> tuple[int, str, dict[str, Any]]:
+    response = client.post(
+        "/graphql",
+        json={"query": query, "variables": variables},
+        headers={**AUTH, "Accept": accept},
+    )
+    return response.status_code, response.headers["content-type"], response.json()
+
+
+def test_the_new_media_type_answers_an_executed_document_with_200(client: TestClient) -> None:
+    status, media, body = send(client, "{ health { status } }", NEW)
+
+    assert (status, media.split(";")[0]) == (200, NEW)
+    assert body == {"data": {"health": {"status": "HEALTHY"}}}
+
+
+def test_the_new_media_type_answers_a_document_that_does_not_parse_with_400(
+    client: TestClient,
+) -> None:
+    status, media, body = send(client, "{ health {", NEW)
+
+    assert (status, media.split(";")[0]) == (400, NEW)
+    assert "data" not in body
+    assert body["errors"]
+
+
+def test_the_new_media_type_answers_an_invalid_document_with_400(client: TestClient) -> None:
+    status, _, body = send(client, "{ noSuchField }", NEW)
+
+    assert status == 400
+    assert "data" not in body
+
+
+def test_the_new_media_type_answers_a_variable_that_does_not_coerce_with_400(
+    client: TestClient,
+) -> None:
+    query = "query($id: ID!) { node(nodeId: $id) { __typename } }"
+
+    status, _, body = send(client, query, NEW, id={"not": "an id"})
+
+    assert status == 400
+    assert "data" not in body
+
+
+def test_a_refused_limit_is_a_request_error_under_the_new_media_type(client: TestClient) -> None:
+    deep = "{ health { " * 14 + "}" * 14
+
+    status, _, body = send(client, deep, NEW)
+
+    assert status == 400
+    assert "data" not in body
+
+
+def test_a_field_error_still_answers_200_with_its_data(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def explode(*args: object, **kwargs: object) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(subgraph, "session_subgraph", explode)
+
+    status, _, body = send(client, '{ subgraph(sessionId: "s") { __typename } }', NEW)
+
+    assert status == 200
+    assert "data" in body  # null: the non-null root field's error propagated
+    assert body["errors"][0]["path"] == ["subgraph"]
+
+
+def test_a_read_token_mutating_is_refused_with_403_under_the_new_media_type(
+    client: TestClient,
+) -> None:
+    response = client.post(
+        "/graphql",
+        json={"query": MUTATION},
+        headers={"Authorization": f"Bearer {READ_TOKEN}", "Accept": NEW},
+    )
+
+    assert response.status_code == 403
+    assert [error["extensions"]["code"] for error in response.json()["errors"]] == ["FORBIDDEN"]
+
+
+def test_application_json_keeps_the_legacy_answer(client: TestClient) -> None:
+    status, media, body = send(client, "{ noSuchField }", "application/json")
+
+    assert (status, media.split(";")[0]) == (200, "application/json")
+    assert body["data"] is None
+
+
+def test_a_mutation_over_get_answers_405_with_allow(client: TestClient) -> None:
+    response = client.get("/graphql", params={"query": MUTATION}, headers=AUTH)
+
+    assert response.status_code == 405
+    assert response.headers["allow"] == "POST"
+    assert client.get("/health").json()["enabled"] is True
+
+
+def test_a_query_over_get_runs(client: TestClient) -> None:
+    response = client.get("/graphql", params={"query": "{ health { status } }"}, headers=AUTH)
+
+    assert response.json() == {"data": {"health": {"status": "HEALTHY"}}}
