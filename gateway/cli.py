@@ -63,7 +63,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
 
     from gateway.app import create_app
     from gateway.logs import configure_logging
-    from gateway.serving import HeadTimeoutProtocol
+    from gateway.serving import HeadTimeoutProtocol, fit_open_file_limit
 
     settings = dataclasses.replace(
         settings, host=args.host or settings.host, port=args.port or settings.port
@@ -93,7 +93,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
         # gateway.app.BodySizeLimit): uvicorn has neither.
         http=HeadTimeoutProtocol.with_timeout(settings.header_timeout_seconds),
         timeout_keep_alive=max(1, round(settings.keep_alive_seconds)),
-        limit_concurrency=settings.max_connections,
+        limit_concurrency=fit_open_file_limit(settings.max_connections),
         h11_max_incomplete_event_size=settings.max_header_bytes,
     )
     return 0

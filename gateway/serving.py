@@ -10,6 +10,8 @@ its own timeout (``gateway.app.BodySizeLimit``).
 
 from __future__ import annotations
 
+import logging
+import resource
 from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
@@ -18,6 +20,34 @@ if TYPE_CHECKING:
     import asyncio
 
     import h11
+
+
+logger = logging.getLogger(__name__)
+
+# Descriptors beside the connections: the store's files, the Neo4j pool, the log, the loop.
+SPARE_DESCRIPTORS = 256
+
+
+def fit_open_file_limit(max_connections: int) -> int:
+    """Raise the soft open-file limit so ``max_connections`` sockets fit (up to the hard limit).
+
+    Past the limit ``accept`` fails with EMFILE and a new client is reset instead of answered
+    503 by the connection cap. Returns the connections that fit; logs when that is fewer."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_connections + SPARE_DESCRIPTORS
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+        soft = raised
+    fits = max_connections if soft == resource.RLIM_INFINITY else soft - SPARE_DESCRIPTORS
+    if fits < max_connections:
+        logger.warning(
+            "the open-file limit (%d) holds only %d of MAX_CONNECTIONS=%d connections",
+            soft,
+            max(fits, 1),
+            max_connections,
+        )
+    return max(1, min(fits, max_connections))
 
 
 class HeadTimeoutProtocol(H11Protocol):

@@ -50,7 +50,7 @@ HEADER_TIMEOUT_SECONDS time to receive a request head, from the   10
                        (else closed; ``gateway.serving``)
 BODY_TIMEOUT_SECONDS   time to receive a request body (else 408) 10
 KEEP_ALIVE_SECONDS     idle keep-alive connection closed after   5
-MAX_CONNECTIONS        open connections and tasks; beyond, 503   1000
+MAX_CONNECTIONS        open connections and tasks; beyond, 503   4096
 MAX_HEADER_BYTES       largest incomplete request head (h11)     16384
 =====================  ========================================  ==========================
 
@@ -116,7 +116,7 @@ class Settings:
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0
     keep_alive_seconds: float = 5.0
-    max_connections: int = 1000
+    max_connections: int = 4096
     max_header_bytes: int = 16 * 1024
     log_format: str = "text"
     # "otlp" or "console" when OpenTelemetry tracing is configured (the standard OTEL_* names:

@@ -9,18 +9,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import resource
 import socket
 from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
 from gateway.app import BodySizeLimit
-from gateway.serving import HeadTimeoutProtocol
+from gateway.serving import SPARE_DESCRIPTORS, HeadTimeoutProtocol, fit_open_file_limit
 from tests.http.conftest import post
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
+    import pytest
     from starlette.testclient import TestClient
     from starlette.types import Message, Receive, Scope, Send
 
@@ -187,3 +189,29 @@ async def test_a_websocket_outlives_the_head_timeout() -> None:
 
     assert received.startswith(b"HTTP/1.1 101")
     assert b"late" in received
+
+
+def test_the_open_file_limit_is_raised_to_fit_the_connection_cap() -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    try:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (512, hard))
+
+        fits = fit_open_file_limit(2_000)
+
+        assert fits == 2_000
+        assert resource.getrlimit(resource.RLIMIT_NOFILE)[0] >= 2_000 + SPARE_DESCRIPTORS
+    finally:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+def test_a_cap_beyond_the_hard_limit_is_cut_to_what_fits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    limits = {"now": (512, 1_024)}
+    monkeypatch.setattr(resource, "getrlimit", lambda _: limits["now"])
+    monkeypatch.setattr(resource, "setrlimit", lambda _, value: limits.update(now=value))
+
+    fits = fit_open_file_limit(5_000)
+
+    assert fits == 1_024 - SPARE_DESCRIPTORS
+    assert limits["now"] == (1_024, 1_024)
