@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from gateway.stores.file.log import (
     DirectoryLock,
+    LogWriteError,
     RecordLog,
     read_latest_snapshot,
     write_snapshot,
@@ -78,7 +79,13 @@ class Outbox:
         """Journal ``event``; returns once it is durable."""
         payload = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
         async with self._appending:
-            await self._log.append(payload.encode())
+            try:
+                await self._log.append(payload.encode())
+            except LogWriteError:
+                # One append at a time: nothing was built on the refused event, so the journal
+                # may take the next one at once.
+                await self._log.resume()
+                raise
             self._pending += 1
             self._sessions[event.session_id] += 1
 

@@ -29,9 +29,7 @@ from typing import TYPE_CHECKING
 from gateway.stores.file.codec import (
     Captured,
     Op,
-    apply_op,
     capture,
-    decode,
     delete_edge_op,
     delete_node_op,
     edge_op,
@@ -42,14 +40,8 @@ from gateway.stores.file.codec import (
     snapshot_ops,
     unpark_op,
 )
-from gateway.stores.file.graph import MemoryGraph
-from gateway.stores.file.log import (
-    DirectoryLock,
-    LogWriteError,
-    RecordLog,
-    read_latest_snapshot,
-    write_snapshot,
-)
+from gateway.stores.file.loading import load
+from gateway.stores.file.log import DirectoryLock, LogWriteError, RecordLog, write_snapshot
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import (
     Backend,
@@ -67,6 +59,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable, Sequence
     from pathlib import Path
 
+    from gateway.stores.file.graph import MemoryGraph
     from resolvers.store import ChainPosition, GraphTransaction
 
 logger = logging.getLogger(__name__)
@@ -188,6 +181,7 @@ class _FileTransaction(_Reads):
         self._graph = graph
         self._terms_indexed = terms_indexed
         self.ops: list[Op] = []
+        self.commit_number = 0  # set when its record is handed to the log
         self._undo: list[Callable[[], object]] = []
 
     def rollback(self) -> None:
@@ -243,8 +237,14 @@ class _FileTransaction(_Reads):
     async def next_seq(self, session_id: str) -> int:
         value = self._graph.next_seq(session_id)
         self.ops.append(seq_op(session_id, value))
-        self._undo.append(lambda: self._graph.seq.__setitem__(session_id, value - 1))
+        self._undo.append(lambda: self._restore_seq(session_id, value - 1))
         return value
+
+    def _restore_seq(self, session_id: str, value: int) -> None:
+        if value > 0:
+            self._graph.seq[session_id] = value
+        else:
+            self._graph.seq.pop(session_id, None)
 
     async def park_edge(self, edge: EdgeRecord, waiting_for: str) -> None:
         parked = self._graph.parked.setdefault(waiting_for, {})
@@ -287,7 +287,12 @@ class FileStore(_Reads):
         self._snapshotting: asyncio.Task[None] | None = None
         self._snapshot_lock = asyncio.Lock()
         self._closed = False
-        self._in_flight: set[asyncio.Future[None]] = set()
+        # Appends not yet known durable, in commit order, with what undoes each.
+        self._unsettled: dict[asyncio.Future[None], _FileTransaction] = {}
+        self._rolling_back: asyncio.Future[None] | None = None
+        self._write_failure: str | None = None  # why the last write failed, until one succeeds
+        self._commits = 0  # transactions handed to the log so far
+        self._failed_through = 0  # the last of them settled by the latest roll-back
         self._terms_indexed = asyncio.Event()
         self._indexing: asyncio.Task[None] | None = None
 
@@ -306,11 +311,13 @@ class FileStore(_Reads):
         """
         lock = DirectoryLock.acquire(directory)  # creates the directory when missing
         try:
-            log, graph = await asyncio.to_thread(_load, directory, fsync)
+            loaded = await asyncio.to_thread(load, directory, fsync)
         except BaseException:
             lock.release()
             raise
-        store = cls(directory, lock, log, graph, snapshot_every)
+        store = cls(directory, lock, loaded.log, loaded.graph, snapshot_every)
+        # The cadence survives restarts: what the log holds since the snapshot counts.
+        store._ops_since_snapshot = loaded.log_ops
         store._index_terms_in_background()
         return store
 
@@ -332,13 +339,17 @@ class FileStore(_Reads):
                 return
             # Started under the lock so records reach the log in commit order.
             durable = asyncio.ensure_future(self._log.append(payload))
-            self._in_flight.add(durable)
-            durable.add_done_callback(self._in_flight.discard)
+            self._commits += 1
+            tx.commit_number = self._commits
+            self._unsettled[durable] = tx
+            durable.add_done_callback(self._settled)
             self._ops_since_snapshot += len(tx.ops)
         try:
-            await durable
+            # Shielded: a caller that gives up does not decide whether the record was written.
+            await asyncio.shield(durable)
         except LogWriteError as exc:
-            await self._reload()
+            if self._rolling_back is not None:
+                await asyncio.shield(self._rolling_back)
             raise StoreWriteError(f"The write could not be made durable: {exc}") from exc
         threshold = max(self._snapshot_every, self._snapshot_records // 2)
         if (
@@ -349,6 +360,46 @@ class FileStore(_Reads):
             # In the background: the write that crossed the threshold is already durable, and
             # its caller need not wait for the whole graph to be rewritten.
             self._snapshotting = asyncio.create_task(self._snapshot_in_background())
+
+    def _settled(self, durable: asyncio.Future[None]) -> None:
+        """A durable transaction is forgotten; a failed one starts the roll-back of it and of
+        every transaction committed after it (the log refuses those: they may build on it)."""
+        if not _failed(durable):
+            tx = self._unsettled.pop(durable, None)
+            if tx is not None and tx.commit_number > self._failed_through:
+                self._write_failure = None  # a write after the failure made it: it is over
+        elif self._rolling_back is None:
+            self._rolling_back = asyncio.ensure_future(self._roll_back_failed())
+
+    async def _roll_back_failed(self) -> None:
+        try:
+            async with self._write_lock:
+                await self._roll_back_locked()
+        finally:
+            self._rolling_back = None
+
+    async def _roll_back_locked(self) -> None:
+        """Undo the transactions whose records could not be made durable, newest first, in
+        time proportional to their changes; then let the log accept appends again. Called with
+        the write lock held, so no transaction starts meanwhile."""
+        if not self._unsettled:
+            return
+        await asyncio.gather(*self._unsettled, return_exceptions=True)
+        failed = [(tx, durable) for durable, tx in self._unsettled.items() if _failed(durable)]
+        self._unsettled.clear()
+        if not failed:
+            return
+        for tx, _ in reversed(failed):
+            self._ops_since_snapshot -= len(tx.ops)
+            tx.rollback()
+        self._write_failure = str(failed[0][1].exception())
+        self._failed_through = self._commits
+        logger.warning(
+            "rolled back %d write(s) that could not be made durable: %s",
+            len(failed),
+            self._write_failure,
+        )
+        await self._log.resume()
 
     async def _snapshot_in_background(self) -> None:
         try:
@@ -365,6 +416,8 @@ class FileStore(_Reads):
         One at a time: a newer snapshot deletes the older ones' files, in flight or not."""
         async with self._snapshot_lock:
             async with self._write_lock:
+                # A snapshot holds only what is durable: failed writes are undone first.
+                await self._roll_back_locked()
                 generation = await self._log.rotate()
                 captured = capture(self._graph)
                 self._ops_since_snapshot = 0
@@ -372,15 +425,6 @@ class FileStore(_Reads):
             payloads = (encode(op) for op in snapshot_ops(captured))
             await asyncio.to_thread(write_snapshot, self.directory, generation, payloads)
             await asyncio.to_thread(self._log.drop_generations, generation)
-
-    async def _reload(self) -> None:
-        """After a failed append, rebuild memory from what is durable on disk."""
-        async with self._write_lock:
-            # Appends started before the failure settle first, so memory matches the disk.
-            await asyncio.gather(*self._in_flight, return_exceptions=True)
-            self._graph = await asyncio.to_thread(_replay, self.directory, self._log)
-            self._index_terms_in_background()
-        logger.warning("file store reloaded from disk after a failed write")
 
     def _index_terms_in_background(self) -> None:
         """Build the search-term index the load deferred, unless it is complete."""
@@ -430,34 +474,10 @@ class FileStore(_Reads):
         if self._snapshotting is not None:
             await asyncio.shield(self._snapshotting)  # its files must be complete first
         async with self._write_lock:
+            await self._roll_back_locked()
             await self._log.aclose()
         self._lock.release()
 
 
-def _load(directory: Path, fsync: bool) -> tuple[RecordLog, MemoryGraph]:
-    log = RecordLog.open(directory, fsync=fsync)
-    return log, _replay(directory, log)
-
-
-def _replay(directory: Path, log: RecordLog) -> MemoryGraph:
-    graph = MemoryGraph()
-    after = -1
-    snapshot = read_latest_snapshot(directory)
-    strings: dict[str, str] = {}
-    # The graph holds no reference cycles (reference counting frees it), so the cyclic
-    # collector only rescans the growing heap while loading; pause it, then move what was
-    # loaded out of its generations so serving never walks the whole graph either.
-    gc.disable()
-    try:
-        with graph.deferred_terms():
-            if snapshot is not None:
-                after, payloads = snapshot
-                for payload in payloads:
-                    apply_op(graph, decode(payload), strings)
-            for payload in log.replay(after_generation=after):
-                for op in decode(payload)["ops"]:
-                    apply_op(graph, op, strings)
-    finally:
-        gc.enable()
-    gc.freeze()
-    return graph
+def _failed(durable: asyncio.Future[None]) -> bool:
+    return durable.cancelled() or durable.exception() is not None
