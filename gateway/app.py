@@ -28,7 +28,7 @@ from strawberry.exceptions import ConnectionRejectionError
 from gateway.logs import RequestIdMiddleware, current_request_id
 from gateway.metrics import Metrics, metrics_endpoint
 from gateway.playground import Playground
-from gateway.runtime import Runtime
+from gateway.runtime import STARTUP_ERRORS, Runtime
 from gateway.schema import Limits, build_schema
 from gateway.schema.context import GraphContext
 from gateway.schema.observability import Observer
@@ -246,7 +246,11 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        app.state.runtime = await Runtime.start(settings)
+        try:
+            app.state.runtime = await Runtime.start(settings)
+        except STARTUP_ERRORS as exc:
+            logger.critical("cannot start: %s", exc)
+            raise
         try:
             yield
         finally:

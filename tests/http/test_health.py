@@ -1,13 +1,31 @@
-"""``GET /health``: open to everyone, the state as JSON."""
+"""``GET /health``: open to everyone, the state as JSON, disk faults as DEGRADED with a reason."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import errno
+import os
+import shutil
+from typing import TYPE_CHECKING, Any
 
 from gateway.runtime import package_version
+from tests.http.conftest import INTERNAL_TOKEN, post
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    import pytest
     from starlette.testclient import TestClient
+
+OBSERVE = """mutation($s: String!, $goal: String!) {
+  observeSessionFirstMessage(input: {sessionId: $s, goalId: $goal, coreObjective: "Q?"}) {
+  __typename ... on MemoryGraphUnreachable { code message backend queued } } }"""
+
+
+def observe(client: TestClient, session: str) -> dict[str, Any]:
+    """A first message of a new session: a write that reaches the disk."""
+    response = post(client, OBSERVE, INTERNAL_TOKEN, s=session, goal=f"goal:session:{session}")
+    answer: dict[str, Any] = response.json()["data"]["observeSessionFirstMessage"]
+    return answer
 
 
 def test_health_answers_without_a_token(client: TestClient) -> None:
@@ -21,4 +39,71 @@ def test_health_answers_without_a_token(client: TestClient) -> None:
         "reachable": True,
         "pendingWrites": 0,
         "version": package_version(),
+        "reason": None,
     }
+
+
+def test_a_deleted_data_directory_is_degraded_and_refuses_writes(
+    client: TestClient, tmp_path: Path
+) -> None:
+    assert observe(client, "s1")["__typename"] == "Observed"
+
+    shutil.rmtree(tmp_path / "graph")
+    health = client.get("/health").json()
+    answer = observe(client, "s2")
+
+    assert (health["status"], health["reachable"]) == ("DEGRADED", False)
+    assert "deleted" in health["reason"]
+    assert (answer["__typename"], answer["backend"], answer["queued"]) == (
+        "MemoryGraphUnreachable",
+        "FILE",
+        False,
+    )
+    assert "ENOENT" in answer["message"]
+    assert str(tmp_path) not in health["reason"] + answer["message"]
+
+
+def test_a_full_disk_is_degraded_before_any_write_fails(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_statvfs = os.statvfs
+
+    def full(path: Any) -> Any:
+        stats = real_statvfs(path)
+        return os.statvfs_result((*stats[:4], 0, *stats[5:]))  # f_bavail = 0
+
+    monkeypatch.setattr(os, "statvfs", full)
+
+    health = client.get("/health").json()
+
+    assert (health["status"], health["reason"]) == (
+        "DEGRADED",
+        "Writes cannot be made durable: the disk is full (ENOSPC).",
+    )
+
+
+def test_a_failed_write_is_degraded_until_a_write_succeeds(
+    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    observe(client, "s1")
+    log = tmp_path / "graph" / "log.00000000.jsonl"
+    real_fsync = os.fsync
+
+    def failing(fd: int) -> None:
+        if os.path.samestat(os.fstat(fd), log.stat()):
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing)
+    refused = observe(client, "s2")
+    during = client.get("/health").json()
+    monkeypatch.undo()
+    accepted = observe(client, "s3")
+    after = client.get("/health").json()
+
+    assert (refused["__typename"], accepted["__typename"]) == ("MemoryGraphUnreachable", "Observed")
+    assert (during["status"], during["reason"]) == (
+        "DEGRADED",
+        "Writes cannot be made durable: the disk reported an I/O error (EIO).",
+    )
+    assert (after["status"], after["reason"]) == ("HEALTHY", None)

@@ -145,6 +145,14 @@ class RecordLog:
         """Durable bytes in all generation files still on disk (what a restart would replay)."""
         return self._writer.size_bytes()
 
+    def still_linked(self) -> bool:
+        """Whether the file appended to is still the one at its path (blocking, any thread)."""
+        try:
+            self._writer.check_still_linked(locked=True)
+        except OSError:
+            return False
+        return True
+
     @property
     def fsync_count(self) -> int:
         """How many fsyncs the writer thread has issued (observability)."""
@@ -329,14 +337,19 @@ class _Writer:
         while view:
             view = view[os.write(self._fd, view) :]
         self._sync(self._fd)
-        self._check_still_linked()
+        self.check_still_linked()
         with self._state:
             self._offset += len(data)
         self._dirty = False
 
-    def _check_still_linked(self) -> None:
+    def check_still_linked(self, *, locked: bool = False) -> None:
         """Raise ``ENOENT`` when the open file is no longer the one at its path (deleted,
-        replaced or moved away): what was just written would not survive a restart."""
+        replaced or moved away): what was just written would not survive a restart.
+        ``locked`` from other threads than the writer's (a rotation may swap the file)."""
+        if locked:
+            with self._state:
+                self.check_still_linked()
+            return
         opened = os.fstat(self._fd)
         try:
             current = os.stat(self._path)
@@ -384,12 +397,13 @@ class _Writer:
             with suppress(OSError):
                 path.unlink()
             raise
-        with suppress(OSError):  # the data is already durable; a failing close changes nothing
-            os.close(self._fd)
         with self._state:
-            closed, self._fd = self._generation, fd
+            closed, previous, self._fd = self._generation, self._fd, fd
             self._closed_sizes[closed] = self._offset
             self._generation, self._offset = closed + 1, 0
+        # Closed after the swap: ``still_linked`` may be using it until then.
+        with suppress(OSError):  # the data is already durable; a failing close changes nothing
+            os.close(previous)
         return closed
 
     def _stop(self, request: _Stop) -> None:

@@ -10,7 +10,17 @@ Storage format (``<dataDir>``):
 Guarantees: a transaction's changes are applied in memory under one write lock, appended to the
 log in commit order and fsync'ed (shared with concurrent commits: group commit) before
 ``transaction()`` returns; start-up loads the newest complete snapshot and replays only the log
-generations after it; a torn tail is truncated, corruption mid-file refuses to start. Disk I/O
+generations after it (``loading.py``); a torn tail is truncated, corruption mid-file or a record
+that cannot be applied refuses to start, naming file, offset and fix. The snapshot cadence
+counts the ops a restart replays, so it survives restarts.
+
+Disk faults are states, not crashes: a commit whose append fails (``ENOSPC``, ``EROFS``,
+``EIO``, a log file deleted under the store) answers ``StoreWriteError`` and is undone in memory
+by its own undo steps — together with every later commit, which the log refuses until then —
+newest first, in time proportional to the changes; nothing is read back from disk and no copy
+of the graph is made. ``ping`` reports the fault (the last write failed, or the directory is
+gone, read-only or on a full disk) as ``StoreUnavailableError`` with a reason that names no
+path; reads are served from memory throughout. Disk I/O
 runs on the log's writer thread or in worker threads, never on the event loop. Reads are served
 from in-memory indexes (``gateway.stores.file.graph``) in time proportional to their result.
 The search-term index is built after the store is open, in short steps on the event loop: every
@@ -26,41 +36,24 @@ import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from gateway.stores.file.codec import (
-    Captured,
-    Op,
-    capture,
-    delete_edge_op,
-    delete_node_op,
-    edge_op,
-    encode,
-    node_op,
-    park_op,
-    seq_op,
-    snapshot_ops,
-    unpark_op,
-)
+from gateway.stores.file.codec import Captured, capture, encode, snapshot_ops
+from gateway.stores.file.faults import directory_problem, disk_fault
 from gateway.stores.file.loading import load
 from gateway.stores.file.log import DirectoryLock, LogWriteError, RecordLog, write_snapshot
+from gateway.stores.file.reads import Reads
+from gateway.stores.file.transaction import FileTransaction
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import (
     Backend,
-    Direction,
-    EdgeRecord,
-    EdgeType,
-    Label,
-    NodeRecord,
-    Page,
-    SearchHit,
     utc_now,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
     from gateway.stores.file.graph import MemoryGraph
-    from resolvers.store import ChainPosition, GraphTransaction
+    from resolvers.store import GraphTransaction
 
 logger = logging.getLogger(__name__)
 
@@ -73,197 +66,7 @@ DEFAULT_SNAPSHOT_EVERY = 200_000
 TERM_INDEX_STEP = 100
 
 
-class _Reads:
-    """The read primitives, shared by the store and its transactions."""
-
-    _graph: MemoryGraph
-    _terms_indexed: asyncio.Event
-
-    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
-        nodes = self._graph.nodes
-        return [nodes.get(node_id) for node_id in ids]
-
-    async def nodes_by_key(
-        self,
-        key: str,
-        *,
-        labels: Sequence[Label] | None = None,
-        session_id: str | None = None,
-    ) -> list[NodeRecord]:
-        return [
-            node
-            for node in self._graph.by_key(key)
-            if (labels is None or node.label in labels)
-            and (session_id is None or node.session_id == session_id)
-        ]
-
-    async def artifact_versions(
-        self, artifact_id: str, *, session_id: str | None = None
-    ) -> list[NodeRecord]:
-        return [
-            node
-            for node in self._graph.versions(artifact_id)
-            if session_id is None or node.session_id == session_id
-        ]
-
-    async def expand(
-        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
-    ) -> list[EdgeRecord]:
-        return self._graph.expand(ids, edge_type, direction)
-
-    async def edges_among(
-        self, ids: Sequence[str], types: Sequence[EdgeType] | None = None
-    ) -> list[EdgeRecord]:
-        return self._graph.edges_among(ids, types)
-
-    async def list_nodes(
-        self,
-        *,
-        labels: Sequence[Label] | None = None,
-        session_id: str | None = None,
-        limit: int,
-        offset: int = 0,
-    ) -> Page[NodeRecord]:
-        return self._graph.list_nodes(labels, session_id, limit, offset)
-
-    async def list_edges(
-        self,
-        types: Sequence[EdgeType],
-        *,
-        session_id: str | None = None,
-        limit: int,
-        offset: int = 0,
-    ) -> Page[EdgeRecord]:
-        return self._graph.list_edges(types, session_id, limit, offset)
-
-    async def session_node_ids(self, session_id: str) -> list[str]:
-        return self._graph.session_ids(session_id)
-
-    async def project_artifacts(self, project_id: str) -> list[NodeRecord]:
-        return self._graph.project_artifacts(project_id)
-
-    async def chain_members(self, session_id: str, scope_key: str | None) -> list[NodeRecord]:
-        return self._graph.chain(session_id, scope_key)
-
-    async def chain_neighbours(
-        self, session_id: str, scope_key: str | None, position: ChainPosition
-    ) -> tuple[NodeRecord | None, NodeRecord | None]:
-        return self._graph.chain_neighbours(session_id, scope_key, position)
-
-    async def search(
-        self,
-        terms: Sequence[str],
-        *,
-        session_id: str | None = None,
-        labels: Sequence[Label] | None = None,
-        require_all: bool = False,
-    ) -> list[SearchHit]:
-        while not self._graph.terms_complete:
-            await self._terms_indexed.wait()
-        matches = [self._graph.search(term, session_id) for term in dict.fromkeys(terms)]
-        if not matches:
-            return []
-        ids = set(matches[0]).intersection(*matches[1:]) if require_all else set().union(*matches)
-        hits = []
-        for node_id in ids:
-            node = self._graph.nodes.get(node_id)
-            if node is None or node.deleted or (labels is not None and node.label not in labels):
-                continue
-            ranks = [found[node_id] for found in matches if node_id in found]
-            hits.append(SearchHit(node, len(ranks), min(ranks)))
-        return hits
-
-
-class _FileTransaction(_Reads):
-    """Applies changes to the graph at once, recording redo ops (for the log) and undo steps."""
-
-    def __init__(self, graph: MemoryGraph, terms_indexed: asyncio.Event) -> None:
-        self._graph = graph
-        self._terms_indexed = terms_indexed
-        self.ops: list[Op] = []
-        self.commit_number = 0  # set when its record is handed to the log
-        self._undo: list[Callable[[], object]] = []
-
-    def rollback(self) -> None:
-        for step in reversed(self._undo):
-            step()
-        self._undo.clear()
-        self.ops.clear()
-
-    async def put_node(self, node: NodeRecord) -> None:
-        old = self._graph.put_node(node)
-        self.ops.append(node_op(node))
-        if old is None:
-            self._undo.append(lambda: self._graph.delete_node(node.id))
-        else:
-            self._undo.append(lambda: self._graph.put_node(old))
-
-    async def delete_node(self, node_id: str) -> bool:
-        removed = self._graph.delete_node(node_id)
-        if removed is None:
-            return False
-        node, edges = removed
-        self.ops.append(delete_node_op(node_id))
-
-        def restore() -> None:
-            self._graph.put_node(node)
-            for edge in edges:
-                self._graph.put_edge(edge)
-
-        self._undo.append(restore)
-        return True
-
-    async def put_edge(self, edge: EdgeRecord) -> bool:
-        if edge.source not in self._graph.nodes or edge.target not in self._graph.nodes:
-            raise ValueError(f"edge endpoint missing: {edge.identity}")
-        old = self._graph.put_edge(edge)
-        if old == edge:
-            return False
-        self.ops.append(edge_op(edge))
-        if old is None:
-            self._undo.append(lambda: self._graph.delete_edge(*edge.identity))
-        else:
-            self._undo.append(lambda: self._graph.put_edge(old))
-        return old is None
-
-    async def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> bool:
-        old = self._graph.delete_edge(edge_type, source, target)
-        if old is None:
-            return False
-        self.ops.append(delete_edge_op(edge_type, source, target))
-        self._undo.append(lambda: self._graph.put_edge(old))
-        return True
-
-    async def next_seq(self, session_id: str) -> int:
-        value = self._graph.next_seq(session_id)
-        self.ops.append(seq_op(session_id, value))
-        self._undo.append(lambda: self._restore_seq(session_id, value - 1))
-        return value
-
-    def _restore_seq(self, session_id: str, value: int) -> None:
-        if value > 0:
-            self._graph.seq[session_id] = value
-        else:
-            self._graph.seq.pop(session_id, None)
-
-    async def park_edge(self, edge: EdgeRecord, waiting_for: str) -> None:
-        parked = self._graph.parked.setdefault(waiting_for, {})
-        if edge.identity in parked:
-            return
-        parked[edge.identity] = edge
-        self.ops.append(park_op(edge, waiting_for))
-        self._undo.append(lambda: parked.pop(edge.identity, None))
-
-    async def take_parked(self, node_id: str) -> list[EdgeRecord]:
-        parked = self._graph.parked.pop(node_id, None)
-        if not parked:
-            return []
-        self.ops.append(unpark_op(node_id))
-        self._undo.append(lambda: self._graph.parked.__setitem__(node_id, parked))
-        return list(parked.values())
-
-
-class FileStore(_Reads):
+class FileStore(Reads):
     """The embedded backend. Use ``await FileStore.open(directory)``."""
 
     backend = Backend.FILE
@@ -288,7 +91,7 @@ class FileStore(_Reads):
         self._snapshot_lock = asyncio.Lock()
         self._closed = False
         # Appends not yet known durable, in commit order, with what undoes each.
-        self._unsettled: dict[asyncio.Future[None], _FileTransaction] = {}
+        self._unsettled: dict[asyncio.Future[None], FileTransaction] = {}
         self._rolling_back: asyncio.Future[None] | None = None
         self._write_failure: str | None = None  # why the last write failed, until one succeeds
         self._commits = 0  # transactions handed to the log so far
@@ -326,7 +129,7 @@ class FileStore(_Reads):
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
         async with self._write_lock:
-            tx = _FileTransaction(self._graph, self._terms_indexed)
+            tx = FileTransaction(self._graph, self._terms_indexed)
             try:
                 yield tx
                 # Encoded before the lock is released: a change that cannot be logged (text
@@ -350,7 +153,10 @@ class FileStore(_Reads):
         except LogWriteError as exc:
             if self._rolling_back is not None:
                 await asyncio.shield(self._rolling_back)
-            raise StoreWriteError(f"The write could not be made durable: {exc}") from exc
+            raise StoreWriteError(
+                f"The write could not be made durable: {disk_fault(exc.errno)}; nothing of it "
+                "was kept."
+            ) from exc
         threshold = max(self._snapshot_every, self._snapshot_records // 2)
         if (
             self._ops_since_snapshot >= threshold
@@ -392,12 +198,11 @@ class FileStore(_Reads):
         for tx, _ in reversed(failed):
             self._ops_since_snapshot -= len(tx.ops)
             tx.rollback()
-        self._write_failure = str(failed[0][1].exception())
+        error = failed[0][1].exception()
+        self._write_failure = disk_fault(getattr(error, "errno", None))
         self._failed_through = self._commits
         logger.warning(
-            "rolled back %d write(s) that could not be made durable: %s",
-            len(failed),
-            self._write_failure,
+            "rolled back %d write(s) that could not be made durable: %s", len(failed), error
         )
         await self._log.resume()
 
@@ -454,8 +259,17 @@ class FileStore(_Reads):
         return capture(self._graph)
 
     async def ping(self) -> None:
+        """Raise ``StoreUnavailableError`` while the store cannot make writes durable: the
+        last write failed (until one succeeds), or the data directory is gone, read-only or on
+        a full disk. Reads are still served from memory meanwhile."""
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
+        problem = await asyncio.to_thread(directory_problem, self.directory, self._log)
+        problem = problem or self._write_failure
+        if problem is not None:
+            raise StoreUnavailableError(
+                Backend.FILE.value, detail=f"Writes cannot be made durable: {problem}."
+            )
 
     async def count_nodes(self) -> int:
         return len(self._graph.nodes)
