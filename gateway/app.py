@@ -250,7 +250,8 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             app.state.runtime = await Runtime.start(settings)
         except STARTUP_ERRORS as exc:
             logger.critical("cannot start: %s", exc)
-            raise
+            # The message says it all: the server's own frames would only bury it.
+            raise exc.with_traceback(None) from None
         try:
             yield
         finally:

@@ -35,6 +35,19 @@ def disk_fault(code: int | None) -> str:
     return f"{_FAULTS.get(code or 0, 'the disk refused the write')} ({name})"
 
 
+def check_still_linked(fd: int, path: Path) -> None:
+    """Raise ``OSError(ENOENT)`` when the open file ``fd`` is no longer the file at ``path``
+    (deleted, replaced or moved away, e.g. ``rm -rf`` of the data directory): what was written
+    to it would not survive a restart."""
+    opened = os.fstat(fd)
+    try:
+        current = os.stat(path)
+    except FileNotFoundError:
+        current = None
+    if opened.st_nlink == 0 or current is None or not os.path.samestat(opened, current):
+        raise OSError(errno.ENOENT, "the file was deleted or replaced while open", str(path))
+
+
 def directory_problem(directory: Path, log: RecordLog) -> str | None:
     """Why writes to ``directory`` would not be durable now, or None (blocking: a few stats)."""
     try:

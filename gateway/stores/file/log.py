@@ -45,6 +45,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from gateway.stores.file.faults import check_still_linked
 from gateway.stores.file.framing import (
     LOG_NAME,
     SNAPSHOT_NAME,
@@ -350,15 +351,7 @@ class _Writer:
             with self._state:
                 self.check_still_linked()
             return
-        opened = os.fstat(self._fd)
-        try:
-            current = os.stat(self._path)
-        except FileNotFoundError:
-            current = None
-        if opened.st_nlink == 0 or current is None or not os.path.samestat(opened, current):
-            raise OSError(
-                errno.ENOENT, "the log file was deleted or replaced while open", str(self._path)
-            )
+        check_still_linked(self._fd, self._path)
 
     def _cut_back(self) -> None:
         """Drop whatever a failed write left past the durable length."""

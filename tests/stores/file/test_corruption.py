@@ -8,13 +8,16 @@ the code under test, so only the content check can refuse them.
 from __future__ import annotations
 
 import json
+import logging
 import re
 import zlib
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
+from starlette.testclient import TestClient
 
+from gateway.app import create_app
 from gateway.runtime import Runtime, StateFileError
 from gateway.settings import Settings
 from gateway.stores.file.framing import CorruptLogError
@@ -170,3 +173,19 @@ async def test_a_damaged_gateway_json_stops_the_start_naming_the_file_and_the_fi
     assert message.startswith(f"{state}")
     assert re.search(problem, message)
     assert "delete it to return to the settings of the environment" in message
+
+
+def test_the_server_logs_one_clear_line_when_it_cannot_start(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    good = record(NODE)
+    (tmp_path / "graph").mkdir()
+    (tmp_path / "graph" / "log.00000000.jsonl").write_bytes(good + line(b"{}"))
+
+    with pytest.raises(CorruptLogError), TestClient(create_app(Settings(data_dir=tmp_path))):
+        pass
+
+    critical = [r.getMessage() for r in caplog.records if r.levelno == logging.CRITICAL]
+    assert len(critical) == 1
+    assert critical[0].startswith("cannot start: the record in ")
+    assert f"log.00000000.jsonl at byte offset {len(good)}" in critical[0]

@@ -12,6 +12,7 @@ import errno
 import gc
 import logging
 import os
+import shutil
 import weakref
 from typing import TYPE_CHECKING, Any
 
@@ -243,3 +244,18 @@ async def test_writes_made_durable_before_a_failure_stay_and_a_restart_agrees(
     assert {"Code:kept", "Code:later"} <= served
     assert "Code:lost" not in served
     assert stored == served
+
+
+async def test_a_memory_record_written_after_its_directory_was_deleted_is_refused(
+    gql: GraphQLClient, tmp_path: Path
+) -> None:
+    await gql.execute(MEMORY.replace('"p"', '"first"'))  # the memory file is open from now on
+    shutil.rmtree(tmp_path / "memory")
+
+    answer = (await gql.execute(MEMORY))["recordMemory"]
+
+    assert (answer["__typename"], answer["backend"], answer["queued"]) == (
+        "MemoryGraphUnreachable",
+        "FILE",
+        False,
+    )
