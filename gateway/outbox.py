@@ -17,6 +17,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from gateway.stores.file.log import (
+    CorruptLogError,
     DirectoryLock,
     LogWriteError,
     RecordLog,
@@ -149,10 +150,28 @@ class Outbox:
 
 def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, Counter[str]]:
     log = RecordLog.open(directory, fsync=fsync)
-    snapshot = read_latest_snapshot(directory)
-    base = snapshot[0] if snapshot is not None else -1
-    sessions = Counter(
-        event_from_dict(json.loads(payload)).session_id
-        for payload in log.replay(after_generation=base)
-    )
+    try:
+        snapshot = read_latest_snapshot(directory)
+        base = snapshot[0] if snapshot is not None else -1
+        sessions = Counter(
+            _event(path, offset, payload).session_id
+            for path, offset, payload in log.replay_located(after_generation=base)
+        )
+    except BaseException:
+        log.close_now()
+        raise
     return log, base, sessions
+
+
+def _event(path: Path, offset: int, payload: bytes) -> Event:
+    """The journalled event; a record that is not one stops the start, saying where."""
+    try:
+        return event_from_dict(json.loads(payload))
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        problem = f"the field {exc} is missing" if isinstance(exc, KeyError) else repr(exc)
+        raise CorruptLogError(
+            f"the outbox record in {path} at byte offset {offset} has a valid checksum but is "
+            f"not an event ({problem}); refusing to start without it: restore the file from a "
+            f"backup, or cut it there (`truncate -s {offset} {path}`) to drop it and every "
+            "later queued event (none of them reached Neo4j)"
+        ) from None

@@ -189,3 +189,26 @@ def test_the_server_logs_one_clear_line_when_it_cannot_start(
     assert len(critical) == 1
     assert critical[0].startswith("cannot start: the record in ")
     assert f"log.00000000.jsonl at byte offset {len(good)}" in critical[0]
+
+
+async def test_a_snapshot_with_a_bad_checksum_is_reported_with_what_to_restore(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    store = await FileStore.open(tmp_path)
+    await write_nodes(store, "a")
+    await store.snapshot()  # covers generation 0 and deletes its log
+    await write_nodes(store, "b")
+    await store.aclose()
+    snapshot = tmp_path / "snapshot.00000000.jsonl"
+    damaged = bytearray(snapshot.read_bytes())
+    damaged[12] ^= 1
+    snapshot.write_bytes(bytes(damaged))
+
+    with pytest.raises(CorruptLogError) as raised:
+        await FileStore.open(tmp_path)
+
+    assert f"ignoring incomplete or corrupt snapshot {snapshot}" in caplog.text
+    assert "log generation 00000000 is missing" in str(raised.value)
+    assert "or the snapshot covering it if one was reported damaged, from a backup" in str(
+        raised.value
+    )
