@@ -56,7 +56,7 @@ MIN_SCALAR_SECRET = 4
 
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+")
 _CREDENTIAL_PARAMETER = re.compile(
-    r"(?i)([?&;](?:access_?token|api_?key|auth(?:orization)?|bearer|key|pass(?:wd|word)?|"
+    r"(?i)([?&;](?:access_?token|api_?key|auth(?:orization)?|bearer|pass(?:wd|word)?|"
     r"secret|token)=)[^&#\s\"']+"
 )
 _USER_INFO = re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://[^/\s:@\"']*):[^/\s@\"']*@")
