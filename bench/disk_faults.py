@@ -63,6 +63,7 @@ async def measure(directory: Path, nodes: int, failures: int) -> dict[str, Any]:
     try:
         await _fill(store, nodes)
         await store.search(["figure"])  # the search-term index is complete
+        gc.freeze()  # as after a load: the collector does not walk the graph at every pass
         count_before = await store.count_nodes()
         gc.collect()
         rss_before = rss_of()
