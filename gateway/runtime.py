@@ -307,8 +307,14 @@ class Runtime:
         try:
             await self.graph_store.ping()
         except StoreUnavailableError as exc:
-            # ``/health`` answers without a token: the reason names no path nor credential.
-            reason = redact(exc.detail or exc.message, paths=server_paths(self.settings.data_dir))
+            # ``/health`` answers without a token: the reason names no path, credential or
+            # server address (the log has the driver's own words).
+            if self.state.backend is Backend.NEO4J:
+                reason = "Neo4j cannot be reached; observe events are journalled meanwhile."
+            else:
+                reason = redact(
+                    exc.detail or exc.message, paths=server_paths(self.settings.data_dir)
+                )
             return self._report("DEGRADED", reachable=False, reason=reason)
         return self._report("HEALTHY", reachable=True)
 

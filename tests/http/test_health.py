@@ -107,3 +107,24 @@ def test_a_failed_write_is_degraded_until_a_write_succeeds(
         "Writes cannot be made durable: the disk reported an I/O error (EIO).",
     )
     assert (after["status"], after["reason"]) == ("HEALTHY", None)
+
+
+def test_a_read_only_file_system_is_degraded(
+    client: TestClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_statvfs = os.statvfs
+
+    def read_only(path: Any) -> Any:
+        stats = real_statvfs(path)
+        flags = stats.f_flag | os.ST_RDONLY
+        return os.statvfs_result((*stats[:8], flags, *stats[9:]))
+
+    monkeypatch.setattr(os, "statvfs", read_only)
+    monkeypatch.setattr(os, "access", lambda path, mode: mode != os.W_OK)
+
+    health = client.get("/health").json()
+
+    assert (health["status"], health["reason"]) == (
+        "DEGRADED",
+        "Writes cannot be made durable: the file system is read-only (EROFS).",
+    )
