@@ -5,9 +5,11 @@ from __future__ import annotations
 import errno
 import os
 import shutil
+import time
 from typing import TYPE_CHECKING, Any
 
 from gateway.runtime import package_version
+from gateway.stores.file.store import DIRECTORY_CHECK_SECONDS
 from tests.http.conftest import INTERNAL_TOKEN, post
 
 if TYPE_CHECKING:
@@ -19,6 +21,17 @@ if TYPE_CHECKING:
 OBSERVE = """mutation($s: String!, $goal: String!) {
   observeSessionFirstMessage(input: {sessionId: $s, goalId: $goal, coreObjective: "Q?"}) {
   __typename ... on MemoryGraphUnreachable { code message backend queued } } }"""
+
+
+def health_until(client: TestClient, reason: str) -> dict[str, Any]:
+    """``/health`` once its reason mentions ``reason`` (the data directory is checked every
+    second, and a check may run while a test changes the conditions)."""
+    deadline = time.monotonic() + 10 * DIRECTORY_CHECK_SECONDS
+    while True:
+        health: dict[str, Any] = client.get("/health").json()
+        if reason in (health["reason"] or "") or time.monotonic() > deadline:
+            return health
+        time.sleep(0.05)
 
 
 def observe(client: TestClient, session: str) -> dict[str, Any]:
@@ -49,8 +62,8 @@ def test_a_deleted_data_directory_is_degraded_and_refuses_writes(
     assert observe(client, "s1")["__typename"] == "Observed"
 
     shutil.rmtree(tmp_path / "graph")
-    health = client.get("/health").json()
-    answer = observe(client, "s2")
+    answer = observe(client, "s2")  # refused at once, before any check of the directory
+    health = health_until(client, "deleted")
 
     assert (health["status"], health["reachable"]) == ("DEGRADED", False)
     assert "deleted" in health["reason"]
@@ -74,7 +87,7 @@ def test_a_full_disk_is_degraded_before_any_write_fails(
 
     monkeypatch.setattr(os, "statvfs", full)
 
-    health = client.get("/health").json()
+    health = health_until(client, "ENOSPC")
 
     assert (health["status"], health["reason"]) == (
         "DEGRADED",
@@ -122,7 +135,7 @@ def test_a_read_only_file_system_is_degraded(
     monkeypatch.setattr(os, "statvfs", read_only)
     monkeypatch.setattr(os, "access", lambda path, mode: mode != os.W_OK)
 
-    health = client.get("/health").json()
+    health = health_until(client, "EROFS")
 
     assert (health["status"], health["reason"]) == (
         "DEGRADED",

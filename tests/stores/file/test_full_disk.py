@@ -4,6 +4,7 @@ with the reason otherwise — ``test_disk_faults.py`` covers the same paths by i
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import errno
 import os
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.stores.file.store import FileStore
+from gateway.stores.file.store import DIRECTORY_CHECK_SECONDS, FileStore
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Label, NodeRecord
 
@@ -64,6 +65,18 @@ def node(number: int) -> NodeRecord:
     return NodeRecord(f"Code:c{number}", Label.CODE, f"c{number}", "s1", T0, {"code": "x" * 20_000})
 
 
+async def healthy(store: FileStore) -> None:
+    """Return once ``ping`` passes (the directory check runs every second), or fail."""
+    async with asyncio.timeout(10 * DIRECTORY_CHECK_SECONDS):
+        while True:
+            try:
+                await store.ping()
+            except StoreUnavailableError:
+                await asyncio.sleep(0.05)
+            else:
+                return
+
+
 async def put(store: FileStore, number: int) -> None:
     async with store.transaction("s1") as tx:
         await tx.put_node(node(number))
@@ -77,11 +90,11 @@ async def test_a_full_disk_refuses_writes_reports_it_and_recovers(tiny_disk: Pat
     with pytest.raises(StoreWriteError, match=errno.errorcode[errno.ENOSPC]):
         await put(store, 1)
     with pytest.raises(StoreUnavailableError, match="the disk is full"):
-        await store.ping()
+        await store.ping()  # the failed write says so at once, before the directory check
     refused = await store.get_nodes(["Code:c1"])
     (tiny_disk / "filler").unlink()
     await put(store, 2)
-    await store.ping()
+    await healthy(store)
     await store.aclose()
     reopened = await FileStore.open(tiny_disk / "graph")
     stored = await reopened.session_node_ids("s1")
