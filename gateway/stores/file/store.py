@@ -204,7 +204,8 @@ class FileStore(Reads):
         for tx, _ in reversed(failed):
             self._ops_since_snapshot -= len(tx.ops)
             tx.rollback()
-        error = failed[0][1].exception()
+        first = failed[0][1]
+        error = None if first.cancelled() else first.exception()
         self._write_failure = disk_fault(getattr(error, "errno", None))
         self._failed_through = self._commits
         logger.warning(

@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import weakref
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -25,19 +26,20 @@ from gateway.stores.file.graph import MemoryGraph
 from gateway.stores.file.log import RecordLog
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
+from resolvers.errors import StoreWriteError
 from resolvers.records import Backend
 from tests import builders as b
 from tests.conftest import GraphQLClient
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
-    from pathlib import Path
 
 EXECUTION = """mutation($input: ObserveExecutionInput!) { observeExecution(input: $input) {
   __typename ... on Observed { written }
   ... on MemoryGraphUnreachable { code message backend queued } } }"""
 MEMORY = """mutation { recordMemory(input: {pitfall: {project: "p", context: "c", issue: "i",
   fix: "f"}}) { __typename ... on MemoryGraphUnreachable { code backend queued } } }"""
+MEMORY_MESSAGE = MEMORY.replace("code backend queued", "message")
 FAULTS = [("write", errno.ENOSPC), ("write", errno.EROFS), ("fsync", errno.EIO)]
 FAULT_IDS = ["disk-full", "read-only", "fsync-fails"]
 
@@ -259,3 +261,16 @@ async def test_a_memory_record_written_after_its_directory_was_deleted_is_refuse
         "FILE",
         False,
     )
+
+
+async def test_an_error_answered_to_a_client_names_no_server_path(
+    gql: GraphQLClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def failing(self: FileMemoryStore, payload: bytes) -> None:
+        raise StoreWriteError(f"could not write {tmp_path}/memory/findings.jsonl nor {Path.home()}")
+
+    monkeypatch.setattr(FileMemoryStore, "_write", failing)
+
+    answer = (await gql.execute(MEMORY_MESSAGE))["recordMemory"]
+
+    assert answer["message"] == "could not write <dataDir>/memory/findings.jsonl nor ~"
