@@ -217,7 +217,8 @@ def _any_encoding(secret: str) -> str:
 
 def _char_pattern(char: str) -> str:
     forms = [re.escape(char)]
-    forms.append("".join(f"%{_hex(byte)}" for byte in char.encode("utf-8")))
+    # ``surrogatepass``: a value may hold a lone surrogate (a JSON ``\ud800``).
+    forms.append("".join(f"%{_hex(byte)}" for byte in char.encode("utf-8", "surrogatepass")))
     if ord(char) <= 0xFFFF:
         forms.append(r"\\u" + "".join(_hex_digit(d) for d in f"{ord(char):04x}"))
     if char == " ":

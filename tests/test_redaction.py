@@ -154,3 +154,7 @@ def test_a_variable_named_like_the_field_does_not_make_its_type_a_secret() -> No
 
     assert "String" not in found
     assert "pw-01" in found
+
+
+def test_a_secret_with_a_lone_surrogate_is_masked_without_failing() -> None:
+    assert redact("pw=\ud800x here", ["\ud800x"]) == f"pw={MASK} here"
