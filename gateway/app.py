@@ -38,7 +38,7 @@ from gateway.graphql_http import SpecGraphQL
 from gateway.logs import RequestIdMiddleware, current_request_id
 from gateway.metrics import Metrics, metrics_endpoint
 from gateway.playground import Playground
-from gateway.runtime import Runtime
+from gateway.runtime import STARTUP_ERRORS, Runtime
 from gateway.schema import Limits, build_schema
 from gateway.schema.context import GraphContext
 from gateway.schema.observability import Observer
@@ -282,7 +282,12 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        app.state.runtime = await Runtime.start(settings)
+        try:
+            app.state.runtime = await Runtime.start(settings)
+        except STARTUP_ERRORS as exc:
+            logger.critical("cannot start: %s", exc)
+            # The message says it all: the server's own frames would only bury it.
+            raise exc.with_traceback(None) from None
         try:
             yield
         finally:

@@ -7,8 +7,10 @@
 * ``configure_logging`` installs one root handler: plain text, or JSON lines (one object per
   record: ``time level logger message request_id`` plus ``exc_info`` and any ``extra`` fields)
   when ``SCIENCE_AGENT_MEMORY_GRAPH_LOG_FORMAT=json``.
-* Every record passes ``RedactSecrets``: the configured tokens and password and any
-  ``Bearer …`` credential are replaced by ``***`` before a handler formats it.
+* Every record passes ``RedactSecrets``: ``gateway.redaction.redact`` masks the configured
+  tokens and password (percent-encoded too, as in the access log's query strings), any secret
+  registered since, ``Bearer …`` credentials, credential query parameters and the password of a
+  URI's user-info before a handler formats it.
 """
 
 from __future__ import annotations
@@ -21,6 +23,8 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
+from gateway.redaction import redact, register_secrets
+
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
@@ -30,8 +34,6 @@ if TYPE_CHECKING:
 
 REQUEST_ID_HEADER = b"x-request-id"
 _SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
-_BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+")
-_REDACTED = "***"
 
 request_id_var: ContextVar[str | None] = ContextVar("request_id", default=None)
 
@@ -80,16 +82,14 @@ class RequestIdFilter(logging.Filter):
 
 
 class RedactSecrets(logging.Filter):
-    """Replaces secrets and bearer credentials in the rendered message and traceback."""
+    """Redacts the rendered message and traceback (``gateway.redaction``)."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         super().__init__()
-        self._secrets = sorted({s for s in secrets if s}, key=len, reverse=True)
+        register_secrets(*secrets)
 
     def redact(self, text: str) -> str:
-        for secret in self._secrets:
-            text = text.replace(secret, _REDACTED)
-        return _BEARER.sub(lambda match: match.group(1) + _REDACTED, text)
+        return redact(text)
 
     def filter(self, record: logging.LogRecord) -> bool:
         message = record.getMessage()

@@ -20,7 +20,9 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from gateway.stores.file.log import (
+    CorruptLogError,
     DirectoryLock,
+    LogWriteError,
     RecordLog,
     read_latest_snapshot,
     write_snapshot,
@@ -83,7 +85,13 @@ class Outbox:
         """Journal ``event``; returns once it is durable."""
         payload = json.dumps(event_to_dict(event), ensure_ascii=False, separators=(",", ":"))
         async with self._appending:
-            await self._log.append(payload.encode())
+            try:
+                await self._log.append(payload.encode())
+            except LogWriteError:
+                # One append at a time: nothing was built on the refused event, so the journal
+                # may take the next one at once.
+                await self._log.resume()
+                raise
             self._pending += 1
             self._sessions[event.session_id] += 1
 
@@ -157,10 +165,28 @@ class Outbox:
 
 def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, Counter[str]]:
     log = RecordLog.open(directory, fsync=fsync)
-    snapshot = read_latest_snapshot(directory)
-    base = snapshot[0] if snapshot is not None else -1
-    sessions = Counter(
-        event_from_dict(json.loads(payload)).session_id
-        for payload in log.replay(after_generation=base)
-    )
+    try:
+        snapshot = read_latest_snapshot(directory)
+        base = snapshot[0] if snapshot is not None else -1
+        sessions = Counter(
+            _event(path, offset, payload).session_id
+            for path, offset, payload in log.replay_located(after_generation=base)
+        )
+    except BaseException:
+        log.close_now()
+        raise
     return log, base, sessions
+
+
+def _event(path: Path, offset: int, payload: bytes) -> Event:
+    """The journalled event; a record that is not one stops the start, saying where."""
+    try:
+        return event_from_dict(json.loads(payload))
+    except (KeyError, ValueError, TypeError, AttributeError, IndexError) as exc:
+        problem = f"the field {exc} is missing" if isinstance(exc, KeyError) else repr(exc)
+        raise CorruptLogError(
+            f"the outbox record in {path} at byte offset {offset} has a valid checksum but is "
+            f"not an event ({problem}); refusing to start without it: restore the file from a "
+            f"backup, or cut it there (`truncate -s {offset} {path}`) to drop it and every "
+            "later queued event (none of them reached Neo4j)"
+        ) from None

@@ -1,9 +1,9 @@
 """The gateway's runtime state: the active store, the toggle, the outbox, and their persistence.
 
-``<dataDir>/gateway.json`` (mode 0600) remembers what ``configureMemoryGraph`` changed — the
-enabled toggle, the backend, the Neo4j connection — so a restart keeps them. The file backend's
-graph lives in ``<dataDir>/graph``, the research memory in ``<dataDir>/memory``, observe events
-waiting for an unreachable Neo4j in ``<dataDir>/outbox``.
+``<dataDir>/gateway.json`` (``gateway.saved_state``) remembers what ``configureMemoryGraph``
+changed — the enabled toggle, the backend, the Neo4j connection — so a restart keeps them. The
+file backend's graph lives in ``<dataDir>/graph``, the research memory in ``<dataDir>/memory``,
+observe events waiting for an unreachable Neo4j in ``<dataDir>/outbox``.
 
 A selected Neo4j that cannot be reached never falls back to the file store: reads and declares
 answer unreachable, observes are journalled and replayed in order by a background task once
@@ -14,18 +14,20 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import logging
-import os
-from dataclasses import dataclass, fields, replace
+from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
 from gateway.events import EventBus
 from gateway.outbox import Outbox
 from gateway.publishing import PublishingStore
+from gateway.redaction import redact, register_secrets, server_paths
 from gateway.replay import apply_batch
-from gateway.stores.file.memory import FileMemoryStore
+from gateway.saved_state import STATE_FILE, SavedState, StateFileError, read_state, write_state
+from gateway.stores.file.framing import CorruptLogError
+from gateway.stores.file.lock import StoreLockedError
+from gateway.stores.file.memory import FileMemoryStore, MemoryFileError
 from gateway.stores.file.store import FileStore
 from resolvers.errors import MemoryGraphDisabledError, StoreUnavailableError
 from resolvers.memory import MemoryStore, compact_memory
@@ -35,15 +37,25 @@ from resolvers.validate import validate_event
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from pathlib import Path
 
     from gateway.settings import Settings
     from resolvers.events import Event
     from resolvers.store import GraphStore
 
+__all__ = [
+    "STARTUP_ERRORS",
+    "STATE_FILE",
+    "HealthReport",
+    "Runtime",
+    "SavedState",
+    "StateFileError",
+    "package_version",
+]
+
 logger = logging.getLogger(__name__)
 
-STATE_FILE = "gateway.json"
+# What stops a start with a message saying where and what to do (no traceback needed).
+STARTUP_ERRORS = (StateFileError, CorruptLogError, StoreLockedError, MemoryFileError)
 
 
 def package_version() -> str:
@@ -54,25 +66,6 @@ def package_version() -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class SavedState:
-    """What survives a restart. The password is kept only here, never logged or returned."""
-
-    enabled: bool = True
-    backend: Backend = Backend.FILE
-    neo4j_uri: str | None = None
-    neo4j_user: str | None = None
-    neo4j_password: str | None = None
-
-    def __repr__(self) -> str:
-        secret = "***" if self.neo4j_password else None
-        return (
-            f"SavedState(enabled={self.enabled}, backend={self.backend.value}, "
-            f"neo4j_uri={self.neo4j_uri!r}, neo4j_user={self.neo4j_user!r}, "
-            f"neo4j_password={secret})"
-        )
-
-
-@dataclass(frozen=True, slots=True)
 class HealthReport:
     status: str  # HEALTHY DEGRADED NEEDS_PASSWORD DISABLED
     backend: Backend
@@ -80,6 +73,7 @@ class HealthReport:
     reachable: bool
     pending_writes: int
     version: str
+    reason: str | None = None  # why it is not HEALTHY, when it is DEGRADED
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -89,6 +83,7 @@ class HealthReport:
             "reachable": self.reachable,
             "pendingWrites": self.pending_writes,
             "version": self.version,
+            "reason": self.reason,
         }
 
 
@@ -123,7 +118,7 @@ class Runtime:
     @classmethod
     async def start(cls, settings: Settings) -> Runtime:
         settings.data_dir.mkdir(parents=True, exist_ok=True)
-        state, saved = await asyncio.to_thread(_read_state, settings)
+        state, saved = await asyncio.to_thread(read_state, settings)
         memory = await FileMemoryStore.open(settings.data_dir / "memory", fsync=settings.fsync)
         runtime = cls(settings, state, memory)
         runtime._saved = saved
@@ -280,13 +275,14 @@ class Runtime:
             for name, value in {"enabled": enabled, "backend": backend, **connection}.items()
             if value is not None
         }
+        register_secrets(neo4j_password)  # from now on no log line shows it
         async with self._lock:
             reconnect = any(value is not None for value in connection.values())
             self.state = replace(self.state, **changes)
             self._saved.update(
                 {name: getattr(value, "value", value) for name, value in changes.items()}
             )
-            await asyncio.to_thread(_write_state, self.settings.data_dir, dict(self._saved))
+            await asyncio.to_thread(write_state, self.settings.data_dir, dict(self._saved))
             if reconnect or self.state.backend is not Backend.NEO4J:
                 await self._close_neo4j()
             await self._open_selected()
@@ -307,11 +303,19 @@ class Runtime:
             return self._report("NEEDS_PASSWORD", reachable=False)
         try:
             await self.graph_store.ping()
-        except StoreUnavailableError:
-            return self._report("DEGRADED", reachable=False)
+        except StoreUnavailableError as exc:
+            # ``/health`` answers without a token: the reason names no path, credential or
+            # server address (the log has the driver's own words).
+            if self.state.backend is Backend.NEO4J:
+                reason = "Neo4j cannot be reached; observe events are journalled meanwhile."
+            else:
+                reason = redact(
+                    exc.detail or exc.message, paths=server_paths(self.settings.data_dir)
+                )
+            return self._report("DEGRADED", reachable=False, reason=reason)
         return self._report("HEALTHY", reachable=True)
 
-    def _report(self, status: str, *, reachable: bool) -> HealthReport:
+    def _report(self, status: str, *, reachable: bool, reason: str | None = None) -> HealthReport:
         return HealthReport(
             status=status,
             backend=self.state.backend,
@@ -319,6 +323,7 @@ class Runtime:
             reachable=reachable,
             pending_writes=self.outbox.pending if self.outbox is not None else 0,
             version=package_version(),
+            reason=reason,
         )
 
     async def aclose(self) -> None:
@@ -333,33 +338,3 @@ class Runtime:
             await self.outbox.aclose()
             self.outbox = None
         await self.memory_store.aclose()
-
-
-def _read_state(settings: Settings) -> tuple[SavedState, dict[str, Any]]:
-    """The environment's defaults overridden by what ``configure`` saved (returned too)."""
-    defaults = SavedState(
-        backend=settings.backend,
-        neo4j_uri=settings.neo4j_uri,
-        neo4j_user=settings.neo4j_user,
-        neo4j_password=settings.neo4j_password,
-    )
-    path = settings.data_dir / STATE_FILE
-    saved: dict[str, Any] = json.loads(path.read_text(encoding="utf-8")) if path.exists() else {}
-    overrides = {name: value for name, value in saved.items() if name in _STATE_FIELDS}
-    if "backend" in overrides:
-        overrides["backend"] = Backend(overrides["backend"])
-    return replace(defaults, **overrides), saved
-
-
-_STATE_FIELDS = frozenset(field.name for field in fields(SavedState))
-
-
-def _write_state(directory: Path, saved: dict[str, Any]) -> None:
-    """Write only what was configured at runtime (mode 0600, atomically)."""
-    temporary = directory / (STATE_FILE + ".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
-        json.dump(saved, handle)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, directory / STATE_FILE)

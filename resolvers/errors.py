@@ -61,6 +61,7 @@ class StoreUnavailableError(DomainError):
         self.backend = backend
         self.queued = queued
         self.transient = transient
+        self.detail = detail
 
 
 class NodeNotFoundError(DomainError):

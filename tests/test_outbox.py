@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import zlib
 from typing import TYPE_CHECKING
 
 import pytest
 
 from gateway.outbox import Outbox
-from gateway.stores.file.log import StoreLockedError
+from gateway.stores.file.log import CorruptLogError, StoreLockedError
 from resolvers.events import Event, FirstMessageObserved
 
 if TYPE_CHECKING:
@@ -199,3 +200,21 @@ async def test_a_replayed_session_is_released_while_others_still_replay(tmp_path
 
     assert during == (False, True, 3)
     assert (outbox.holds("slow"), outbox.pending) == (False, 0)
+
+
+async def test_a_journalled_record_that_is_not_an_event_stops_the_open_saying_where(
+    tmp_path: Path,
+) -> None:
+    outbox = await Outbox.open(tmp_path)
+    await outbox.append(_event(1))
+    await outbox.aclose()
+    path = tmp_path / "log.00000000.jsonl"
+    good = path.read_bytes()
+    payload = b'{"kind": "no-such-event"}'
+    path.write_bytes(good + f"{zlib.crc32(payload):08x} ".encode() + payload + b"\n")
+
+    with pytest.raises(CorruptLogError) as raised:
+        await Outbox.open(tmp_path)
+
+    assert f"{path} at byte offset {len(good)} " in str(raised.value)
+    assert f"truncate -s {len(good)} {path}" in str(raised.value)

@@ -7,6 +7,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from gateway.runtime import STATE_FILE, Runtime
+from resolvers.records import Backend
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -77,3 +78,20 @@ async def test_closing_right_after_configure_returns(settings: Settings) -> None
         closing.cancel()
         await asyncio.gather(closing, return_exceptions=True)
     assert closing in done, "aclose() hung"
+
+
+async def test_an_unreachable_neo4j_is_degraded_without_naming_its_address(
+    settings: Settings,
+) -> None:
+    runtime = await Runtime.start(settings)
+
+    report = await runtime.configure(
+        backend=Backend.NEO4J, neo4j_uri=f"bolt://neo4j:{PASSWORD}@127.0.0.1:9", neo4j_password="p"
+    )
+    text = repr(runtime.state)
+    await close(runtime)
+
+    assert report.status == "DEGRADED"
+    assert report.reason is not None
+    assert "127.0.0.1" not in report.reason
+    assert PASSWORD not in text

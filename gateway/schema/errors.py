@@ -25,8 +25,8 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType as StrawberryOperationType
 
+from gateway.redaction import redact, redact_error, request_secrets, server_paths
 from gateway.schema.pacing import DEADLINE, OVER_BUDGET
-from gateway.schema.secrets import redact, secret_values
 from resolvers.errors import (
     DeclareRejectedError,
     DomainError,
@@ -224,6 +224,12 @@ class DomainErrorsExtension(SchemaExtension):
             member = to_graphql(exc)
             if not _is_member(member, info):
                 raise
+            # A message may quote what the request sent or name a server file.
+            member.message = redact(
+                member.message,
+                request_secrets(self.execution_context),
+                paths=_paths_of(info.context),
+            )
             return member
 
 
@@ -256,16 +262,19 @@ class MaskUnexpectedErrors(SchemaExtension):
         result = self.execution_context.result
         if result is None or not result.errors:
             return
-        secrets = secret_values(self.execution_context)
-        result.errors = [redact(self._mask(error), secrets) for error in result.errors]
+        result.errors = self._redacted(result.errors)
 
     def on_stream_result(self, result: Any) -> Iterator[None]:
         """A WebSocket operation's results are sent before ``on_operation`` ends: mask each one
         the same way before it is streamed (masking a masked error changes nothing)."""
         if getattr(result, "errors", None):
-            secrets = secret_values(self.execution_context)
-            result.errors = [redact(self._mask(error), secrets) for error in result.errors]
+            result.errors = self._redacted(result.errors)
         yield
+
+    def _redacted(self, errors: list[GraphQLError]) -> list[GraphQLError]:
+        secrets = request_secrets(self.execution_context)
+        paths = _paths_of(self.execution_context.context)
+        return [redact_error(self._mask(error), secrets, paths=paths) for error in errors]
 
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):
@@ -304,6 +313,12 @@ def _expected(error: GraphQLError, exc: DomainError) -> GraphQLError:
         path=error.path,
         extensions=extensions,
     )
+
+
+def _paths_of(context: Any) -> dict[str, str]:
+    """The server directories a client must not see (the data directory among them)."""
+    settings = getattr(getattr(context, "runtime", None), "settings", None)
+    return server_paths(getattr(settings, "data_dir", None))
 
 
 def _request_id(context: Any) -> str:

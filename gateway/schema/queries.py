@@ -51,6 +51,7 @@ def health_of(report: HealthReport) -> Health:
         reachable=report.reachable,
         pending_writes=report.pending_writes,
         version=report.version,
+        reason=report.reason,
     )
 
 

@@ -39,6 +39,10 @@ class Health:
     reachable: bool
     pending_writes: int = strawberry.field(description="Observe events waiting for replay.")
     version: str
+    reason: str | None = strawberry.field(
+        default=None,
+        description="Why the status is DEGRADED (e.g. the file store's disk is full); null else.",
+    )
 
 
 @strawberry.type(description="A session's nodes and the edges among them.")

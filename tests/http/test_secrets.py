@@ -6,17 +6,22 @@ driver) and every response body is scanned for each secret that was sent.
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 import os
 from typing import TYPE_CHECKING, Any
+from urllib.parse import quote, unquote
 
 import httpx2
 
 from gateway.app import create_app
+from gateway.logs import log_handler
 from gateway.settings import Settings
 from tests.http.live import serving
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
     import pytest
@@ -90,4 +95,115 @@ def test_no_secret_reaches_a_log_record_or_a_response(
     assert len(access) == len(bodies), "uvicorn's access log was not captured"
     assert any(r.name.startswith("neo4j") for r in caplog.records), "the driver logged nothing"
     leaks = [(secret, text) for secret in SECRETS for text in logged + bodies if secret in text]
+    assert leaks == []
+
+
+URI_PASSWORD = "uri-secret-60f2c8"
+BLOCK_PASSWORD = "block-secret-1d93aa"
+ESCAPED_PASSWORD = "escaped-secret-8e04b7"
+NUMBER_PASSWORD = 73519046
+LISTED_PASSWORD = "listed-secret-c27d15"
+FORM_SECRETS = (
+    INTERNAL,
+    URI_PASSWORD,
+    BLOCK_PASSWORD,
+    ESCAPED_PASSWORD,
+    str(NUMBER_PASSWORD),
+    LISTED_PASSWORD,
+)
+
+
+def invalid_configure(literal: str) -> dict[str, Any]:
+    """A document carrying ``neo4jPassword: <literal>`` that fails validation."""
+    return {
+        "query": "mutation { configureMemoryGraph(input: {neo4jPassword: "
+        + literal
+        + ", unknownField: 1}) { __typename } }"
+    }
+
+
+def send_every_form(url: str) -> list[str]:
+    bearer = {"Authorization": f"Bearer {INTERNAL}"}
+    # \u escapes for the first letter, so the document never holds the password as written.
+    escaped = '"\\u00' + f"{ord(ESCAPED_PASSWORD[0]):02x}" + ESCAPED_PASSWORD[1:] + '"'
+    encoded = "".join(f"%{byte:02x}" for byte in INTERNAL.encode())
+    with httpx2.Client(base_url=url, timeout=30.0) as client:
+        responses = [
+            client.get(f"/graphql?query=%7B__typename%7D&token={encoded}", headers=bearer),
+            client.get(f"/graphql?query=%7B__typename%7D&access={quote(INTERNAL)}"),
+            client.post(
+                "/graphql",
+                json={
+                    "query": CONFIGURE,
+                    "variables": {
+                        "input": {
+                            "backend": "NEO4J",
+                            "neo4jUri": f"bolt://neo4j:{URI_PASSWORD}@127.0.0.1:9",
+                            "neo4jPassword": PASSWORD,
+                        }
+                    },
+                },
+                headers=bearer,
+            ),
+            client.post(
+                "/graphql", json=invalid_configure(f'"""{BLOCK_PASSWORD}"""'), headers=bearer
+            ),
+            client.post("/graphql", json=invalid_configure(escaped), headers=bearer),
+            client.post("/graphql", json=invalid_configure(str(NUMBER_PASSWORD)), headers=bearer),
+            client.post(
+                "/graphql",
+                json={
+                    "query": CONFIGURE,
+                    "variables": {"input": {"neo4jPassword": NUMBER_PASSWORD}},
+                },
+                headers=bearer,
+            ),
+            client.post(
+                "/graphql",
+                json={
+                    "query": CONFIGURE,
+                    "variables": {"input": {"neo4jPassword": [LISTED_PASSWORD]}},
+                },
+                headers=bearer,
+            ),
+            client.post(
+                "/graphql",
+                json={"query": CONFIGURE, "variables": {"input": {"backend": "FILE"}}},
+                headers=bearer,
+            ),
+        ]
+    return [response.text for response in responses]
+
+
+def configured_log(settings: Settings) -> Iterator[io.StringIO]:
+    stream = io.StringIO()
+    handler = log_handler(settings, stream)
+    root = logging.getLogger()
+    previous = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        yield stream
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(previous)
+
+
+def test_no_secret_in_any_form_reaches_the_configured_log_or_a_response(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, internal_token=INTERNAL, read_token=READ)
+    logs = configured_log(settings)
+    stream = next(logs)
+
+    try:
+        with serving(create_app(settings)) as url:
+            bodies = send_every_form(url)
+    finally:
+        next(logs, None)
+
+    text = stream.getvalue()
+    assert "/graphql?query=%7B__typename%7D&token=***" in text  # the access log was written
+    assert "neo4j:***@127.0.0.1" in text  # the unreachable URI was logged, masked
+    assert all(json.loads(body) for body in bodies)
+    readable = [text, unquote(text), *bodies]  # the access log percent-encodes
+    leaks = [secret for secret in FORM_SECRETS for where in readable if secret in where]
     assert leaks == []

@@ -36,9 +36,23 @@ Op = dict[str, Any]
 # not one per node). What it refuses but ``encode`` may have written (NaN and Infinity) is
 # decoded by ``json.loads`` instead, so every record reads back as it always did.
 _DECODER = msgspec.json.Decoder()
+
+
+class _Lookup(dict[str, Any]):
+    """A value table whose miss is a ``ValueError`` naming the value (a damaged record), not
+    a ``KeyError`` that would read like a missing field."""
+
+    def __init__(self, what: str, members: dict[str, Any]) -> None:
+        super().__init__(members)
+        self._what = what
+
+    def __missing__(self, key: str) -> Any:
+        raise ValueError(f"unknown {self._what} {key!r}")
+
+
 # Dict lookups: calling an enum class to look a value up costs ten times as much.
-_LABELS = {label.value: label for label in Label}
-_EDGE_TYPES = {edge_type.value: edge_type for edge_type in EdgeType}
+_LABELS = _Lookup("label", {label.value: label for label in Label})
+_EDGE_TYPES = _Lookup("edge type", {edge_type.value: edge_type for edge_type in EdgeType})
 # Property values up to this length are shared between the records of a load: statuses, tool
 # names, years, the timestamp of one search's papers repeat across nodes; longer text is rarely
 # repeated and would only grow the table of strings met.
@@ -111,7 +125,7 @@ def apply_op(graph: MemoryGraph, op: Op, strings: dict[str, str]) -> None:
                 op["key"],
                 strings.setdefault(op["session"], op["session"]),
                 datetime.fromisoformat(op["created"]),
-                _share_values(op["props"], strings),
+                _share_values(_props(op["props"]), strings),
                 op["seq"],
             )
         )
@@ -182,8 +196,16 @@ def _edge_of(fields: dict[str, Any], graph: MemoryGraph) -> EdgeRecord:
         _EDGE_TYPES[fields["type"]],
         _stored_id(graph, fields["source"]),
         _stored_id(graph, fields["target"]),
-        fields.get("props") or _NO_PROPS,
+        _props(fields.get("props")) or _NO_PROPS,
     )
+
+
+def _props(value: Any) -> dict[str, Any]:
+    if type(value) is dict:
+        return value
+    if value is None:
+        return {}
+    raise ValueError(f"'props' must be an object, not {type(value).__name__}")
 
 
 def _share_values(props: dict[str, Any], strings: dict[str, str]) -> dict[str, Any]:

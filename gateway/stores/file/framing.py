@@ -44,7 +44,8 @@ SNAPSHOT_FILE = re.compile(r"snapshot\.(\d{8})\.jsonl(?:\.tmp)?")
 
 
 class CorruptLogError(Exception):
-    """A log file is damaged where truncating it would drop committed records."""
+    """A file of the store is damaged where skipping it would drop committed records; the
+    message names the file, the byte offset and what to do."""
 
 
 def encode_line(payload: bytes) -> bytes:
@@ -69,8 +70,9 @@ def decode_line(line: bytes) -> bytes | None:
     return payload
 
 
-def read_records(path: Path, limit: int | None) -> Iterator[bytes]:
-    """Payloads of ``path`` up to byte ``limit``; every one must validate."""
+def read_records(path: Path, limit: int | None) -> Iterator[tuple[int, bytes]]:
+    """(byte offset, payload) of each record of ``path`` up to byte ``limit``; every one must
+    validate."""
     offset = 0
     with path.open("rb") as file:
         for line in file:
@@ -79,8 +81,8 @@ def read_records(path: Path, limit: int | None) -> Iterator[bytes]:
             payload = decode_line(line)
             if payload is None:
                 raise corrupt_error(path, offset, "it no longer validates")
+            yield offset, payload
             offset += len(line)
-            yield payload
 
 
 def corrupt_error(path: Path, offset: int, reason: str) -> CorruptLogError:

@@ -10,7 +10,12 @@ Guarantees:
   event loop never blocks on the disk.
 * A failed write or fsync (``OSError``) fails the appends of that batch with ``LogWriteError`` and
   cuts the file back to its last durable length (retried before the next write if the cut itself
-  fails), so no partial record stays behind and the log works again once the cause clears.
+  fails), so no partial record stays behind. From then on every append is refused, with the same
+  error, until the owner calls ``resume()``: a record built on one that was lost never reaches the
+  file, and the owner undoes the refused ones before it resumes.
+* A log file that was deleted or replaced under the open log (``rm -rf`` of the directory) is
+  detected after each write's fsync, before the append returns: the append fails as above
+  (``ENOENT``) instead of acknowledging a record that no restart would find.
 * On open, a torn or corrupt tail of the newest generation (a crash mid-write) is truncated with a
   warning. Any other bad record — one followed by valid records, or any in an older generation —
   raises ``CorruptLogError`` naming file and byte offset: nothing is ever skipped silently.
@@ -40,6 +45,7 @@ from contextlib import suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
+from gateway.stores.file.faults import check_still_linked
 from gateway.stores.file.framing import (
     LOG_NAME,
     SNAPSHOT_NAME,
@@ -76,7 +82,10 @@ _A = TypeVar("_A")
 
 
 class LogWriteError(Exception):
-    """An append or a rotation could not be made durable (the ``OSError`` is the cause)."""
+    """An append or a rotation could not be made durable (the ``OSError`` is the cause; its
+    ``errno`` is copied here)."""
+
+    errno: int | None = None
 
 
 class RecordLog:
@@ -114,12 +123,18 @@ class RecordLog:
         Only records already durable when iteration starts are read. Raises ``CorruptLogError`` if
         a generation in the sequence is missing or a record no longer validates.
         """
+        return (payload for _, _, payload in self.replay_located(after_generation))
+
+    def replay_located(self, after_generation: int = -1) -> Iterator[tuple[Path, int, bytes]]:
+        """Like ``replay``, each payload with its file and byte offset (for error messages)."""
         directory = self._writer.directory
         generations = [g for g in list_generations(directory, LOG_NAME) if g > after_generation]
         _check_contiguous(directory, generations, first=after_generation + 1)
         current, durable = self._writer.position()
         for gen in generations:
-            yield from read_records(log_path(directory, gen), durable if gen == current else None)
+            path = log_path(directory, gen)
+            for offset, payload in read_records(path, durable if gen == current else None):
+                yield path, offset, payload
 
     @property
     def generation(self) -> int:
@@ -130,6 +145,14 @@ class RecordLog:
     def size_bytes(self) -> int:
         """Durable bytes in all generation files still on disk (what a restart would replay)."""
         return self._writer.size_bytes()
+
+    def still_linked(self) -> bool:
+        """Whether the file appended to is still the one at its path (blocking, any thread)."""
+        try:
+            self._writer.check_still_linked(locked=True)
+        except OSError:
+            return False
+        return True
 
     @property
     def fsync_count(self) -> int:
@@ -145,6 +168,12 @@ class RecordLog:
         record = encode_line(payload)
         future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._submit(_Append(record, future))
+        await future
+
+    async def resume(self) -> None:
+        """Accept appends again after a failed one (every append before this call is settled)."""
+        future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+        self._submit(_Resume(future))
         await future
 
     async def rotate(self) -> int:
@@ -173,6 +202,12 @@ class RecordLog:
         await asyncio.shield(self._stopped)
         await asyncio.to_thread(self._writer.thread.join)
 
+    def close_now(self) -> None:
+        """Stop a log that was never appended to, from any thread, blocking (a failed start)."""
+        if self._stopped is None:
+            self._writer.requests.put(_Stop(None))
+            self._writer.thread.join()
+
     def _submit(self, request: _Request) -> None:
         if self._stopped is not None:
             raise LogWriteError(f"the record log in {self._writer.directory} is closed")
@@ -191,11 +226,16 @@ class _Rotate:
 
 
 @dataclass(slots=True)
-class _Stop:
+class _Resume:
     future: asyncio.Future[None]
 
 
-_Request: TypeAlias = _Append | _Rotate | _Stop
+@dataclass(slots=True)
+class _Stop:
+    future: asyncio.Future[None] | None  # None: nobody on an event loop waits (``close_now``)
+
+
+_Request: TypeAlias = _Append | _Rotate | _Resume | _Stop
 
 
 class _Writer:
@@ -215,6 +255,7 @@ class _Writer:
         self._offset = os.fstat(self._fd).st_size  # durable length of the current file
         self._closed_sizes = closed  # generation -> size, for closed files still on disk
         self._dirty = False  # the file may hold bytes past ``_offset``
+        self._refusing: LogWriteError | None = None  # why appends are refused until resumed
         self._state = threading.Lock()
 
     def position(self) -> tuple[int, int]:
@@ -239,8 +280,10 @@ class _Writer:
             except Exception as exc:  # a bug must not leave callers awaiting forever
                 logger.exception("record log writer failed")
                 self._dirty = True
+                self._refusing = LogWriteError(f"record log writer failed: {exc!r}")
                 for request in batch:
-                    _fail(request.future, LogWriteError(f"record log writer failed: {exc!r}"))
+                    if request.future is not None:
+                        _fail(request.future, _copy(self._refusing))
 
     def _next_batch(self) -> list[_Request]:
         batch = [self.requests.get()]
@@ -261,6 +304,10 @@ class _Writer:
             if isinstance(request, _Stop):
                 self._stop(request)
                 return False
+            if isinstance(request, _Resume):
+                self._refusing = None
+                _resolve(request.future, None)
+                continue
             self._rotate(request)
         self._commit(appends)
         return True
@@ -268,13 +315,18 @@ class _Writer:
     def _commit(self, appends: list[_Append]) -> None:
         if not appends:
             return
+        if self._refusing is not None:
+            for append in appends:
+                _fail(append.future, _copy(self._refusing))
+            return
         data = b"".join(append.record for append in appends)
         try:
             self._write(data)
         except OSError as exc:
             self._discard_partial()
+            self._refusing = self._error("append to", exc)
             for append in appends:
-                _fail(append.future, self._error("append to", exc))
+                _fail(append.future, _copy(self._refusing))
             return
         for append in appends:
             _resolve(append.future, None)
@@ -286,9 +338,20 @@ class _Writer:
         while view:
             view = view[os.write(self._fd, view) :]
         self._sync(self._fd)
+        self.check_still_linked()
         with self._state:
             self._offset += len(data)
         self._dirty = False
+
+    def check_still_linked(self, *, locked: bool = False) -> None:
+        """Raise ``ENOENT`` when the open file is no longer the one at its path (deleted,
+        replaced or moved away): what was just written would not survive a restart.
+        ``locked`` from other threads than the writer's (a rotation may swap the file)."""
+        if locked:
+            with self._state:
+                self.check_still_linked()
+            return
+        check_still_linked(self._fd, self._path)
 
     def _cut_back(self) -> None:
         """Drop whatever a failed write left past the durable length."""
@@ -327,12 +390,13 @@ class _Writer:
             with suppress(OSError):
                 path.unlink()
             raise
-        with suppress(OSError):  # the data is already durable; a failing close changes nothing
-            os.close(self._fd)
         with self._state:
-            closed, self._fd = self._generation, fd
+            closed, previous, self._fd = self._generation, self._fd, fd
             self._closed_sizes[closed] = self._offset
             self._generation, self._offset = closed + 1, 0
+        # Closed after the swap: ``still_linked`` may be using it until then.
+        with suppress(OSError):  # the data is already durable; a failing close changes nothing
+            os.close(previous)
         return closed
 
     def _stop(self, request: _Stop) -> None:
@@ -342,7 +406,8 @@ class _Writer:
             logger.warning("closing %s with a partial record (%s)", self._path, _errno_name(exc))
         with suppress(OSError):
             os.close(self._fd)
-        _resolve(request.future, None)
+        if request.future is not None:
+            _resolve(request.future, None)
 
     def _sync(self, fd: int) -> None:
         if self._fsync:
@@ -361,6 +426,7 @@ class _Writer:
     def _error(self, action: str, exc: OSError) -> LogWriteError:
         error = LogWriteError(f"could not {action} {self._path}: {_errno_name(exc)} ({exc})")
         error.__cause__ = exc
+        error.errno = exc.errno
         return error
 
 
@@ -414,13 +480,24 @@ def _check_contiguous(directory: Path, generations: list[int], *, first: int) ->
         if generation != expected:
             raise CorruptLogError(
                 f"log generation {expected:08d} is missing from {directory} "
-                f"(next present: {generation:08d}); refusing to replay around the gap"
+                f"(next present: {generation:08d}); refusing to replay around the gap: restore "
+                f"log.{expected:08d}.jsonl, or the snapshot covering it if one was reported "
+                "damaged, from a backup"
             )
 
 
 def _open_log(path: Path, *, create: bool) -> int:
     flags = os.O_WRONLY | os.O_APPEND | (os.O_CREAT | os.O_EXCL if create else 0)
     return os.open(path, flags, 0o644)
+
+
+def _copy(error: LogWriteError) -> LogWriteError:
+    """A new exception per refused append: one instance raised in several tasks would share
+    (and grow) one traceback."""
+    copy = LogWriteError(*error.args)
+    copy.__cause__ = error.__cause__
+    copy.errno = error.errno
+    return copy
 
 
 def _errno_name(exc: OSError) -> str:

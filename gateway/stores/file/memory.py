@@ -38,6 +38,7 @@ import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from gateway.stores.file.faults import check_still_linked, disk_fault
 from resolvers.errors import InvalidInputError, StoreUnavailableError, StoreWriteError
 from resolvers.memory.records import prepare_record, record_from_dict, record_to_dict
 from resolvers.records import Backend
@@ -209,10 +210,14 @@ class FileMemoryStore:
             _write_all(self._fd, payload)
             if self._fsync:
                 os.fsync(self._fd)
+            check_still_linked(self._fd, self.path)
         except OSError as exc:
             if self._fd is not None:
                 _truncate_quietly(self._fd, self._size)
-            raise StoreWriteError(f"The memory record could not be made durable: {exc}") from exc
+            logger.warning("a memory record could not be made durable: %s", exc)
+            raise StoreWriteError(
+                f"The memory record could not be made durable: {disk_fault(exc.errno)}."
+            ) from exc
 
     async def _replace(self, records: list[MemoryRecord], backup: bool) -> str | None:
         async with self._write_lock:

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
     from pathlib import Path
 
-__all__ = ["read_latest_snapshot", "write_snapshot"]
+__all__ = ["read_latest_snapshot", "read_latest_snapshot_located", "write_snapshot"]
 
 logger = logging.getLogger(__name__)
 
@@ -63,12 +63,28 @@ def read_latest_snapshot(directory: Path) -> tuple[int, Iterator[bytes]] | None:
     A snapshot without its trailer or with a bad record is skipped with a warning in favour of
     an older complete one. The file is validated before this returns and read again lazily.
     """
+    found = read_latest_snapshot_located(directory)
+    if found is None:
+        return None
+    generation, _, records = found
+    return generation, (payload for _, payload in records)
+
+
+def read_latest_snapshot_located(
+    directory: Path,
+) -> tuple[int, Path, Iterator[tuple[int, bytes]]] | None:
+    """Like ``read_latest_snapshot``, with the file and each payload's byte offset."""
     for generation in reversed(list_generations(directory, SNAPSHOT_NAME)):
         path = snapshot_path(directory, generation)
         body_length = _snapshot_body_length(path)
         if body_length is not None:
-            return generation, _validated_payloads(path, body_length)
-        logger.warning("ignoring incomplete or corrupt snapshot %s", path)
+            return generation, path, _validated_payloads(path, body_length)
+        logger.warning(
+            "ignoring incomplete or corrupt snapshot %s: starting from an older state (the log "
+            "generations it covered were deleted when it was written; restore it from a backup "
+            "if the start refuses a missing generation)",
+            path,
+        )
     return None
 
 
@@ -97,16 +113,16 @@ def _snapshot_body_length(path: Path) -> int | None:
     return last_at if count and last == _trailer(count - 1) else None
 
 
-def _validated_payloads(path: Path, limit: int) -> Iterator[bytes]:
-    """The payloads of the lines before byte ``limit``, without checking them again: the file
-    was validated just before (checksums are a fifth of the time it takes to load)."""
+def _validated_payloads(path: Path, limit: int) -> Iterator[tuple[int, bytes]]:
+    """(offset, payload) of the lines before byte ``limit``, without checking them again: the
+    file was validated just before (checksums are a fifth of the time it takes to load)."""
     offset = 0
     with path.open("rb") as file:
         for line in file:
             if offset >= limit:
                 return
+            yield offset, line[9:-1]
             offset += len(line)
-            yield line[9:-1]
 
 
 def _delete_older_snapshots(directory: Path, generation: int) -> None:

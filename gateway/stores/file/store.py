@@ -10,7 +10,17 @@ Storage format (``<dataDir>``):
 Guarantees: a transaction's changes are applied in memory under one write lock, appended to the
 log in commit order and fsync'ed (shared with concurrent commits: group commit) before
 ``transaction()`` returns; start-up loads the newest complete snapshot and replays only the log
-generations after it; a torn tail is truncated, corruption mid-file refuses to start. Disk I/O
+generations after it (``loading.py``); a torn tail is truncated, corruption mid-file or a record
+that cannot be applied refuses to start, naming file, offset and fix. The snapshot cadence
+counts the ops a restart replays, so it survives restarts.
+
+Disk faults are states, not crashes: a commit whose append fails (``ENOSPC``, ``EROFS``,
+``EIO``, a log file deleted under the store) answers ``StoreWriteError`` and is undone in memory
+by its own undo steps — together with every later commit, which the log refuses until then —
+newest first, in time proportional to the changes; nothing is read back from disk and no copy
+of the graph is made. ``ping`` reports the fault (the last write failed, or the directory is
+gone, read-only or on a full disk) as ``StoreUnavailableError`` with a reason that names no
+path; reads are served from memory throughout. Disk I/O
 runs on the log's writer thread or in worker threads, never on the event loop. Reads are served
 from in-memory indexes (``gateway.stores.file.graph``) in time proportional to their result.
 The search-term index is built after the store is open, in short steps on the event loop: every
@@ -26,48 +36,24 @@ import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from gateway.stores.file.codec import (
-    Captured,
-    Op,
-    apply_op,
-    capture,
-    decode,
-    delete_edge_op,
-    delete_node_op,
-    edge_op,
-    encode,
-    node_op,
-    park_op,
-    seq_op,
-    snapshot_ops,
-    unpark_op,
-)
-from gateway.stores.file.graph import MemoryGraph
-from gateway.stores.file.log import (
-    DirectoryLock,
-    LogWriteError,
-    RecordLog,
-    read_latest_snapshot,
-    write_snapshot,
-)
+from gateway.stores.file.codec import Captured, capture, encode, snapshot_ops
+from gateway.stores.file.faults import directory_problem, disk_fault
+from gateway.stores.file.loading import load
+from gateway.stores.file.log import DirectoryLock, LogWriteError, RecordLog, write_snapshot
+from gateway.stores.file.reads import Reads
+from gateway.stores.file.transaction import FileTransaction
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import (
     Backend,
-    Direction,
-    EdgeRecord,
-    EdgeType,
-    Label,
-    NodeRecord,
-    Page,
-    SearchHit,
     utc_now,
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
-    from resolvers.store import ChainPosition, GraphTransaction
+    from gateway.stores.file.graph import MemoryGraph
+    from resolvers.store import GraphTransaction
 
 logger = logging.getLogger(__name__)
 
@@ -78,209 +64,12 @@ DEFAULT_SNAPSHOT_EVERY = 200_000
 # Nodes whose search terms are indexed per step of the background build, between two yields to
 # the event loop: about 5 ms of work (50 µs a node), so the loop keeps serving while it runs.
 TERM_INDEX_STEP = 100
-# Search matches looked at between two yields to the event loop (about 2 ms of work): reads
-# share the loop with writes, and a search stops at these points when its budget is spent.
-SEARCH_STEP = 1000
+# How often the data directory is checked (gone, read-only, disk full) for ``ping``. Writes do
+# not wait for it: each append checks its own file before it is acknowledged.
+DIRECTORY_CHECK_SECONDS = 1.0
 
 
-class _Reads:
-    """The read primitives, shared by the store and its transactions."""
-
-    _graph: MemoryGraph
-    _terms_indexed: asyncio.Event
-
-    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
-        nodes = self._graph.nodes
-        return [nodes.get(node_id) for node_id in ids]
-
-    async def nodes_by_key(
-        self,
-        key: str,
-        *,
-        labels: Sequence[Label] | None = None,
-        session_id: str | None = None,
-    ) -> list[NodeRecord]:
-        return [
-            node
-            for node in self._graph.by_key(key)
-            if (labels is None or node.label in labels)
-            and (session_id is None or node.session_id == session_id)
-        ]
-
-    async def artifact_versions(
-        self, artifact_id: str, *, session_id: str | None = None
-    ) -> list[NodeRecord]:
-        return [
-            node
-            for node in self._graph.versions(artifact_id)
-            if session_id is None or node.session_id == session_id
-        ]
-
-    async def expand(
-        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
-    ) -> list[EdgeRecord]:
-        return self._graph.expand(ids, edge_type, direction)
-
-    async def edges_among(
-        self, ids: Sequence[str], types: Sequence[EdgeType] | None = None
-    ) -> list[EdgeRecord]:
-        return self._graph.edges_among(ids, types)
-
-    async def list_nodes(
-        self,
-        *,
-        labels: Sequence[Label] | None = None,
-        session_id: str | None = None,
-        limit: int,
-        offset: int = 0,
-    ) -> Page[NodeRecord]:
-        return self._graph.list_nodes(labels, session_id, limit, offset)
-
-    async def list_edges(
-        self,
-        types: Sequence[EdgeType],
-        *,
-        session_id: str | None = None,
-        limit: int,
-        offset: int = 0,
-    ) -> Page[EdgeRecord]:
-        return self._graph.list_edges(types, session_id, limit, offset)
-
-    async def session_node_ids(self, session_id: str) -> list[str]:
-        return self._graph.session_ids(session_id)
-
-    async def project_artifacts(self, project_id: str) -> list[NodeRecord]:
-        return self._graph.project_artifacts(project_id)
-
-    async def chain_members(self, session_id: str, scope_key: str | None) -> list[NodeRecord]:
-        return self._graph.chain(session_id, scope_key)
-
-    async def chain_neighbours(
-        self, session_id: str, scope_key: str | None, position: ChainPosition
-    ) -> tuple[NodeRecord | None, NodeRecord | None]:
-        return self._graph.chain_neighbours(session_id, scope_key, position)
-
-    async def chain_before(
-        self,
-        session_id: str,
-        scope_key: str | None,
-        position: ChainPosition,
-        *,
-        after: ChainPosition | None = None,
-        label: Label | None = None,
-        limit: int | None = None,
-    ) -> list[NodeRecord]:
-        return self._graph.chain_before(session_id, scope_key, position, after, label, limit)
-
-    async def search(
-        self,
-        terms: Sequence[str],
-        *,
-        session_id: str | None = None,
-        labels: Sequence[Label] | None = None,
-        require_all: bool = False,
-    ) -> list[SearchHit]:
-        while not self._graph.terms_complete:
-            await self._terms_indexed.wait()
-        matches = [self._graph.search(term, session_id) for term in dict.fromkeys(terms)]
-        if not matches:
-            return []
-        ids = set(matches[0]).intersection(*matches[1:]) if require_all else set().union(*matches)
-        hits = []
-        for count, node_id in enumerate(ids):
-            if count and count % SEARCH_STEP == 0:
-                await asyncio.sleep(0)  # a common term matches much of the graph
-            node = self._graph.nodes.get(node_id)
-            if node is None or node.deleted or (labels is not None and node.label not in labels):
-                continue
-            ranks = [found[node_id] for found in matches if node_id in found]
-            hits.append(SearchHit(node, len(ranks), min(ranks)))
-        return hits
-
-
-class _FileTransaction(_Reads):
-    """Applies changes to the graph at once, recording redo ops (for the log) and undo steps."""
-
-    def __init__(self, graph: MemoryGraph, terms_indexed: asyncio.Event) -> None:
-        self._graph = graph
-        self._terms_indexed = terms_indexed
-        self.ops: list[Op] = []
-        self._undo: list[Callable[[], object]] = []
-
-    def rollback(self) -> None:
-        for step in reversed(self._undo):
-            step()
-        self._undo.clear()
-        self.ops.clear()
-
-    async def put_node(self, node: NodeRecord) -> None:
-        old = self._graph.put_node(node)
-        self.ops.append(node_op(node))
-        if old is None:
-            self._undo.append(lambda: self._graph.delete_node(node.id))
-        else:
-            self._undo.append(lambda: self._graph.put_node(old))
-
-    async def delete_node(self, node_id: str) -> bool:
-        removed = self._graph.delete_node(node_id)
-        if removed is None:
-            return False
-        node, edges = removed
-        self.ops.append(delete_node_op(node_id))
-
-        def restore() -> None:
-            self._graph.put_node(node)
-            for edge in edges:
-                self._graph.put_edge(edge)
-
-        self._undo.append(restore)
-        return True
-
-    async def put_edge(self, edge: EdgeRecord) -> bool:
-        if edge.source not in self._graph.nodes or edge.target not in self._graph.nodes:
-            raise ValueError(f"edge endpoint missing: {edge.identity}")
-        old = self._graph.put_edge(edge)
-        if old == edge:
-            return False
-        self.ops.append(edge_op(edge))
-        if old is None:
-            self._undo.append(lambda: self._graph.delete_edge(*edge.identity))
-        else:
-            self._undo.append(lambda: self._graph.put_edge(old))
-        return old is None
-
-    async def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> bool:
-        old = self._graph.delete_edge(edge_type, source, target)
-        if old is None:
-            return False
-        self.ops.append(delete_edge_op(edge_type, source, target))
-        self._undo.append(lambda: self._graph.put_edge(old))
-        return True
-
-    async def next_seq(self, session_id: str) -> int:
-        value = self._graph.next_seq(session_id)
-        self.ops.append(seq_op(session_id, value))
-        self._undo.append(lambda: self._graph.seq.__setitem__(session_id, value - 1))
-        return value
-
-    async def park_edge(self, edge: EdgeRecord, waiting_for: str) -> None:
-        parked = self._graph.parked.setdefault(waiting_for, {})
-        if edge.identity in parked:
-            return
-        parked[edge.identity] = edge
-        self.ops.append(park_op(edge, waiting_for))
-        self._undo.append(lambda: parked.pop(edge.identity, None))
-
-    async def take_parked(self, node_id: str) -> list[EdgeRecord]:
-        parked = self._graph.parked.pop(node_id, None)
-        if not parked:
-            return []
-        self.ops.append(unpark_op(node_id))
-        self._undo.append(lambda: self._graph.parked.__setitem__(node_id, parked))
-        return list(parked.values())
-
-
-class FileStore(_Reads):
+class FileStore(Reads):
     """The embedded backend. Use ``await FileStore.open(directory)``."""
 
     backend = Backend.FILE
@@ -304,7 +93,14 @@ class FileStore(_Reads):
         self._snapshotting: asyncio.Task[None] | None = None
         self._snapshot_lock = asyncio.Lock()
         self._closed = False
-        self._in_flight: set[asyncio.Future[None]] = set()
+        # Appends not yet known durable, in commit order, with what undoes each.
+        self._unsettled: dict[asyncio.Future[None], FileTransaction] = {}
+        self._rolling_back: asyncio.Future[None] | None = None
+        self._write_failure: str | None = None  # why the last write failed, until one succeeds
+        self._commits = 0  # transactions handed to the log so far
+        self._failed_through = 0  # the last of them settled by the latest roll-back
+        self._directory_problem: str | None = None  # kept current by ``_watch_directory``
+        self._watching: asyncio.Task[None] | None = None
         self._terms_indexed = asyncio.Event()
         self._indexing: asyncio.Task[None] | None = None
 
@@ -323,12 +119,15 @@ class FileStore(_Reads):
         """
         lock = DirectoryLock.acquire(directory)  # creates the directory when missing
         try:
-            log, graph = await asyncio.to_thread(_load, directory, fsync)
+            loaded = await asyncio.to_thread(load, directory, fsync)
         except BaseException:
             lock.release()
             raise
-        store = cls(directory, lock, log, graph, snapshot_every)
+        store = cls(directory, lock, loaded.log, loaded.graph, snapshot_every)
+        # The cadence survives restarts: what the log holds since the snapshot counts.
+        store._ops_since_snapshot = loaded.log_ops
         store._index_terms_in_background()
+        store._watching = asyncio.create_task(store._watch_directory())
         return store
 
     @asynccontextmanager
@@ -336,7 +135,7 @@ class FileStore(_Reads):
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
         async with self._write_lock:
-            tx = _FileTransaction(self._graph, self._terms_indexed)
+            tx = FileTransaction(self._graph, self._terms_indexed)
             try:
                 yield tx
                 # Encoded before the lock is released: a change that cannot be logged (text
@@ -349,14 +148,21 @@ class FileStore(_Reads):
                 return
             # Started under the lock so records reach the log in commit order.
             durable = asyncio.ensure_future(self._log.append(payload))
-            self._in_flight.add(durable)
-            durable.add_done_callback(self._in_flight.discard)
+            self._commits += 1
+            tx.commit_number = self._commits
+            self._unsettled[durable] = tx
+            durable.add_done_callback(self._settled)
             self._ops_since_snapshot += len(tx.ops)
         try:
-            await durable
+            # Shielded: a caller that gives up does not decide whether the record was written.
+            await asyncio.shield(durable)
         except LogWriteError as exc:
-            await self._reload()
-            raise StoreWriteError(f"The write could not be made durable: {exc}") from exc
+            if self._rolling_back is not None:
+                await asyncio.shield(self._rolling_back)
+            raise StoreWriteError(
+                f"The write could not be made durable: {disk_fault(exc.errno)}; nothing of it "
+                "was kept."
+            ) from exc
         threshold = max(self._snapshot_every, self._snapshot_records // 2)
         if (
             self._ops_since_snapshot >= threshold
@@ -366,6 +172,46 @@ class FileStore(_Reads):
             # In the background: the write that crossed the threshold is already durable, and
             # its caller need not wait for the whole graph to be rewritten.
             self._snapshotting = asyncio.create_task(self._snapshot_in_background())
+
+    def _settled(self, durable: asyncio.Future[None]) -> None:
+        """A durable transaction is forgotten; a failed one starts the roll-back of it and of
+        every transaction committed after it (the log refuses those: they may build on it)."""
+        if not _failed(durable):
+            tx = self._unsettled.pop(durable, None)
+            if tx is not None and tx.commit_number > self._failed_through:
+                self._write_failure = None  # a write after the failure made it: it is over
+        elif self._rolling_back is None:
+            self._rolling_back = asyncio.ensure_future(self._roll_back_failed())
+
+    async def _roll_back_failed(self) -> None:
+        try:
+            async with self._write_lock:
+                await self._roll_back_locked()
+        finally:
+            self._rolling_back = None
+
+    async def _roll_back_locked(self) -> None:
+        """Undo the transactions whose records could not be made durable, newest first, in
+        time proportional to their changes; then let the log accept appends again. Called with
+        the write lock held, so no transaction starts meanwhile."""
+        if not self._unsettled:
+            return
+        await asyncio.gather(*self._unsettled, return_exceptions=True)
+        failed = [(tx, durable) for durable, tx in self._unsettled.items() if _failed(durable)]
+        self._unsettled.clear()
+        if not failed:
+            return
+        for tx, _ in reversed(failed):
+            self._ops_since_snapshot -= len(tx.ops)
+            tx.rollback()
+        first = failed[0][1]
+        error = None if first.cancelled() else first.exception()
+        self._write_failure = disk_fault(getattr(error, "errno", None))
+        self._failed_through = self._commits
+        logger.warning(
+            "rolled back %d write(s) that could not be made durable: %s", len(failed), error
+        )
+        await self._log.resume()
 
     async def _snapshot_in_background(self) -> None:
         try:
@@ -382,6 +228,8 @@ class FileStore(_Reads):
         One at a time: a newer snapshot deletes the older ones' files, in flight or not."""
         async with self._snapshot_lock:
             async with self._write_lock:
+                # A snapshot holds only what is durable: failed writes are undone first.
+                await self._roll_back_locked()
                 generation = await self._log.rotate()
                 captured = capture(self._graph)
                 self._ops_since_snapshot = 0
@@ -389,15 +237,6 @@ class FileStore(_Reads):
             payloads = (encode(op) for op in snapshot_ops(captured))
             await asyncio.to_thread(write_snapshot, self.directory, generation, payloads)
             await asyncio.to_thread(self._log.drop_generations, generation)
-
-    async def _reload(self) -> None:
-        """After a failed append, rebuild memory from what is durable on disk."""
-        async with self._write_lock:
-            # Appends started before the failure settle first, so memory matches the disk.
-            await asyncio.gather(*self._in_flight, return_exceptions=True)
-            self._graph = await asyncio.to_thread(_replay, self.directory, self._log)
-            self._index_terms_in_background()
-        logger.warning("file store reloaded from disk after a failed write")
 
     def _index_terms_in_background(self) -> None:
         """Build the search-term index the load deferred, unless it is complete."""
@@ -427,8 +266,31 @@ class FileStore(_Reads):
         return capture(self._graph)
 
     async def ping(self) -> None:
+        """Raise ``StoreUnavailableError`` while the store cannot make writes durable: the
+        last write failed (until one succeeds), or the data directory is gone, read-only or on
+        a full disk (checked every ``DIRECTORY_CHECK_SECONDS``, so a ping answers at once).
+        Reads are still served from memory meanwhile."""
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
+        problem = self._directory_problem or self._write_failure
+        if problem is not None:
+            raise StoreUnavailableError(
+                Backend.FILE.value, detail=f"Writes cannot be made durable: {problem}."
+            )
+
+    async def _watch_directory(self) -> None:
+        """Keep ``_directory_problem`` current, in a worker thread (a few ``stat`` calls)."""
+        while True:
+            try:
+                problem = await asyncio.to_thread(directory_problem, self.directory, self._log)
+            except Exception:  # the check must not die: the state would freeze with it
+                logger.exception("checking the data directory failed")
+                problem = None
+            if problem != self._directory_problem:
+                log = logger.warning if problem is not None else logger.info
+                log("data directory %s: %s", self.directory, problem or "writable again")
+            self._directory_problem = problem
+            await asyncio.sleep(DIRECTORY_CHECK_SECONDS)
 
     async def count_nodes(self) -> int:
         return len(self._graph.nodes)
@@ -441,40 +303,19 @@ class FileStore(_Reads):
         if self._closed:
             return
         self._closed = True
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
         if self._indexing is not None:
             self._indexing.cancel()
             await asyncio.gather(self._indexing, return_exceptions=True)
         if self._snapshotting is not None:
             await asyncio.shield(self._snapshotting)  # its files must be complete first
         async with self._write_lock:
+            await self._roll_back_locked()
             await self._log.aclose()
         self._lock.release()
 
 
-def _load(directory: Path, fsync: bool) -> tuple[RecordLog, MemoryGraph]:
-    log = RecordLog.open(directory, fsync=fsync)
-    return log, _replay(directory, log)
-
-
-def _replay(directory: Path, log: RecordLog) -> MemoryGraph:
-    graph = MemoryGraph()
-    after = -1
-    snapshot = read_latest_snapshot(directory)
-    strings: dict[str, str] = {}
-    # The graph holds no reference cycles (reference counting frees it), so the cyclic
-    # collector only rescans the growing heap while loading; pause it, then move what was
-    # loaded out of its generations so serving never walks the whole graph either.
-    gc.disable()
-    try:
-        with graph.deferred_terms():
-            if snapshot is not None:
-                after, payloads = snapshot
-                for payload in payloads:
-                    apply_op(graph, decode(payload), strings)
-            for payload in log.replay(after_generation=after):
-                for op in decode(payload)["ops"]:
-                    apply_op(graph, op, strings)
-    finally:
-        gc.enable()
-    gc.freeze()
-    return graph
+def _failed(durable: asyncio.Future[None]) -> bool:
+    return durable.cancelled() or durable.exception() is not None

@@ -58,6 +58,7 @@ import neo4j
 from neo4j import AsyncGraphDatabase, Query
 from neo4j.exceptions import DriverError, Neo4jError
 
+from gateway.redaction import redact
 from gateway.stores.neo4j import cypher
 from gateway.stores.neo4j.reads import Reads, label_of
 from gateway.stores.neo4j.records import (
@@ -127,9 +128,7 @@ def _detail(exc: BaseException, secret: str | None) -> str:
     text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
     if isinstance(exc, TimeoutError):
         text = "The server did not answer in time."
-    if secret:
-        text = text.replace(secret, "***")
-    return " ".join(text.split())[:300]
+    return " ".join(redact(text, [secret] if secret else []).split())[:300]
 
 
 class _SessionGate:

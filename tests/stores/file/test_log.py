@@ -215,9 +215,37 @@ async def test_log_accepts_appends_again_once_the_disk_recovers(
         await log.append(b"1")
     monkeypatch.undo()
 
+    await log.resume()
     await log.append(b"2")
 
     assert log_file(tmp_path).read_bytes() == line(b"2")
+
+
+async def test_after_a_failed_append_every_later_one_is_refused_until_resumed(
+    log: RecordLog, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await log.append(b"1")
+    break_log_file(monkeypatch, log_file(tmp_path), "write")
+    with pytest.raises(LogWriteError, match="ENOSPC"):
+        await log.append(b"2")
+    monkeypatch.undo()
+
+    with pytest.raises(LogWriteError, match="ENOSPC"):
+        await log.append(b"3")  # the disk is fine again, but "3" may have been built on "2"
+    await log.resume()
+    await log.append(b"4")
+
+    assert log_file(tmp_path).read_bytes() == line(b"1") + line(b"4")
+
+
+async def test_an_append_to_a_deleted_log_file_fails_before_it_returns(
+    log: RecordLog, tmp_path: Path
+) -> None:
+    await log.append(b"1")
+    log_file(tmp_path).unlink()
+
+    with pytest.raises(LogWriteError, match="ENOENT"):
+        await log.append(b"2")
 
 
 async def test_rotate_starts_a_new_generation_and_replay_skips_older_ones(log: RecordLog) -> None:
