@@ -24,6 +24,7 @@ from resolvers.events import (
     ToolCallObserved,
     UploadFileObserved,
 )
+from resolvers.links import normalize_link
 from resolvers.records import (
     SUBAGENT_TASK_TYPE,
     Direction,
@@ -34,7 +35,6 @@ from resolvers.records import (
     node_id,
 )
 from resolvers.steps import attach_main_head, attach_scope_head, child_key, insert_step, scope_key
-from resolvers.text import normalize_link
 from resolvers.validate import validate_event
 from resolvers.writes import Writer, iso
 
