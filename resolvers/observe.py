@@ -12,7 +12,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from resolvers.errors import StoreUnavailableError
+from resolvers.errors import KeyOwnedByOtherSessionError, StoreUnavailableError
 from resolvers.events import (
     ArtifactDeclared,
     Event,
@@ -242,7 +242,12 @@ async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteR
 
 
 async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> None:
-    await record_artifact(writer, e.session_id, node_id(Label.CODE, e.execution_id), e.artifact)
+    code = node_id(Label.CODE, e.execution_id)
+    (producer,) = await writer.tx.get_nodes([code])
+    if producer is not None and producer.session_id != e.session_id:
+        # Its products are part of the producing session's graph: only that session adds any.
+        raise KeyOwnedByOtherSessionError(code, e.execution_id, producer.session_id, e.session_id)
+    await record_artifact(writer, e.session_id, code, e.artifact)
 
 
 async def record_artifact(

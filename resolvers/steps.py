@@ -55,7 +55,8 @@ async def _owners(writer: Writer, session_id: str, scope: str | None) -> list[st
     if scope is not None:
         scope_id = node_id(Label.TASK, scope)
         (node,) = await writer.tx.get_nodes([scope_id])
-        return [scope_id] if node is not None else []
+        # Another session's scope of the same subagent id never contains this session's steps.
+        return [scope_id] if node is not None and node.session_id == session_id else []
     goals = await writer.tx.list_nodes(
         labels=[Label.RESEARCH_GOAL], session_id=session_id, limit=16
     )

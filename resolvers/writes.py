@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.records import (
     Direction,
     EdgeRecord,
@@ -57,9 +58,17 @@ class Writer:
     ) -> tuple[NodeRecord, bool]:
         """Create the node with ``create`` (plus ``update``) props, or apply ``update`` to the
         stored one; ``None`` values never erase. A ``step`` gets a ``seq`` on creation.
-        Returns the node and whether it was created."""
+        Returns the node and whether it was created.
+
+        Ownership (SPEC §3.8): a node belongs to the session that created it. Merging a key
+        whose node another session created raises ``KeyOwnedByOtherSessionError``, even when
+        nothing would change: the event names the key as its own, and answering with the other
+        session's node would silently mix two sessions (its products, its chain). The store's
+        ``put_node`` enforces the same rule atomically, against concurrent creators."""
         identity = node_id(label, key, session_id)
         (existing,) = await self.tx.get_nodes([identity])
+        if existing is not None and existing.session_id != session_id:
+            raise KeyOwnedByOtherSessionError(identity, key, existing.session_id, session_id)
         if existing is None:
             props = clean_props({**create, **_resolve(update, None)})
             seq = await self.tx.next_seq(session_id) if step else 0

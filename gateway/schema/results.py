@@ -11,6 +11,7 @@ from gateway.schema.errors import (
     Backend,
     DeclareRejected,
     InvalidInput,
+    KeyOwnedByOtherSession,
     MemoryGraphDisabled,
     MemoryGraphUnreachable,
     NodeNotFound,
@@ -250,11 +251,15 @@ ArtifactProvenanceResult = Annotated[
     strawberry.union("ArtifactProvenanceResult"),
 ]
 ObserveResult = Annotated[
-    Observed | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
+    Observed | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | KeyOwnedByOtherSession,
     strawberry.union("ObserveResult"),
 ]
 DeclareArtifactResult = Annotated[
-    ArtifactRegistered | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
+    ArtifactRegistered
+    | MemoryGraphDisabled
+    | MemoryGraphUnreachable
+    | InvalidInput
+    | KeyOwnedByOtherSession,
     strawberry.union("DeclareArtifactResult"),
 ]
 DeclareEvidenceResult = Annotated[

@@ -50,7 +50,7 @@ from gateway.stores.file.log import (
     read_latest_snapshot,
     write_snapshot,
 )
-from resolvers.errors import StoreUnavailableError, StoreWriteError
+from resolvers.errors import KeyOwnedByOtherSessionError, StoreUnavailableError, StoreWriteError
 from resolvers.records import (
     Backend,
     Direction,
@@ -197,6 +197,10 @@ class _FileTransaction(_Reads):
         self.ops.clear()
 
     async def put_node(self, node: NodeRecord) -> None:
+        stored = self._graph.nodes.get(node.id)
+        if stored is not None and stored.session_id != node.session_id:
+            # Atomic with the write: every transaction holds the store's one write lock.
+            raise KeyOwnedByOtherSessionError(node.id, node.key, stored.session_id, node.session_id)
         old = self._graph.put_node(node)
         self.ops.append(node_op(node))
         if old is None:
