@@ -74,6 +74,7 @@ class InvalidInputError(DomainError):
     def __init__(self, field: str | None, message: str) -> None:
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field
+        self.reason = message
 
 
 class QueryLimitExceededError(DomainError):

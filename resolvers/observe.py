@@ -35,7 +35,7 @@ from resolvers.records import (
     node_id,
 )
 from resolvers.steps import attach_main_head, attach_scope_head, child_key, insert_step, scope_key
-from resolvers.validate import validate_event
+from resolvers.validate import RejectedRecord, validate_event
 from resolvers.writes import Writer, iso
 
 if TYPE_CHECKING:
@@ -53,11 +53,12 @@ SUBAGENT_FALLBACK_SUMMARY = "Subagent completed without a text response."
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What one event wrote: the number of nodes and edges created or changed, and every node
-    it touched (changed or not)."""
+    """What one event wrote: the number of nodes and edges created or changed, every node it
+    touched (changed or not), and the records of a batch left out (``accept_products``)."""
 
     written: int
     node_ids: list[str]
+    rejected: tuple[RejectedRecord, ...] = ()
 
 
 async def run_write(

@@ -123,10 +123,25 @@ class ArtifactProvenance:
     dependencies: list[GraphNode]
 
 
+@strawberry.type(
+    name="RejectedRecord",
+    description="A record of a batch that was left out; the other records were recorded.",
+)
+class Rejected:
+    index: int = strawberry.field(description="Its position in the batch, from 0.")
+    field: str = strawberry.field(description="The field at fault, e.g. `input.records[3].url`.")
+    message: str
+
+
 @strawberry.type(description="What an observe wrote.")
 class Observed:
     written: int = strawberry.field(description="Nodes and edges created or changed.")
     node_ids: list[strawberry.ID] = strawberry.field(description="Every node the event touched.")
+    rejected: list[Rejected] = strawberry.field(
+        default_factory=list,
+        description="Records of a batch (a search's records or products) left out as invalid; "
+        "the valid ones were recorded. Empty when every record was accepted.",
+    )
 
 
 @strawberry.type
