@@ -5,7 +5,9 @@ A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 ite
 * each hop expands from the nodes the previous hop reached (the frontier), never from the
   accumulated set, and keeps only live nodes (of ``session_id`` when given — Papers included)
   that carry the hop's target label and were not reached before;
-* a ``limit`` hop keeps the most recent nodes by ``seq``, then ``created_at``, then id;
+* a ``limit`` hop keeps the newest nodes by their own version and time, then id
+  (``resolvers.merging.newest``: never by arrival); other hops list the most recent first by
+  ``seq``, then ``created_at``, then id;
 * a ``variable`` hop (``next in→ResearchGoal *``) walks one or more steps until it reaches the
   target label and keeps the path it took, intermediate steps included;
 * a hop that reaches nothing empties the whole chain (all-or-nothing);
@@ -29,6 +31,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError
+from resolvers.merging import newest
 from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
 from resolvers.store import Hop, HopRecord, WalkReader
@@ -198,8 +201,9 @@ async def _single_hop(
     edges = await store.expand([node.id for node in frontier], hop.edge, hop.direction)
     far = [_far(edge, hop.direction) for edge in edges]
     fetched = await _fetch(store, [i for i in far if i not in reached], session_id)
+    order = recency if hop.limit is None else newest
     targets = sorted(
-        (node for node in fetched.values() if node.label in hop.targets), key=recency, reverse=True
+        (node for node in fetched.values() if node.label in hop.targets), key=order, reverse=True
     )
     if hop.limit is not None:
         targets = targets[: hop.limit]

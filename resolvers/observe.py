@@ -25,6 +25,7 @@ from resolvers.events import (
     UploadFileObserved,
 )
 from resolvers.links import normalize_link
+from resolvers.merging import content, paper_metadata, pick_fields, rank_text, wins
 from resolvers.records import (
     SUBAGENT_TASK_TYPE,
     Direction,
@@ -34,7 +35,7 @@ from resolvers.records import (
     artifact_key,
     node_id,
 )
-from resolvers.steps import attach_main_head, attach_scope_head, child_key, insert_step, scope_key
+from resolvers.steps import attach_main_head, attach_scope_head, child_key, place_step, scope_key
 from resolvers.validate import RejectedRecord, validate_event
 from resolvers.writes import Writer, iso
 
@@ -89,14 +90,6 @@ def normalise_status(status: str) -> str:
     return "completed" if status == "succeeded" else status
 
 
-def keep_terminal(old: NodeRecord, status: str) -> str:
-    """A terminal status never regresses to a running one."""
-    current = old.get("status")
-    if current in TERMINAL_STATUSES and status not in TERMINAL_STATUSES:
-        return str(current)
-    return status
-
-
 # --- uploads and the goal ------------------------------------------------------------------
 
 
@@ -111,15 +104,19 @@ async def _upload(writer: Writer, e: UploadFileObserved) -> None:
         "media_type": e.media_type,
         "size": e.size,
         "content_hash": e.content_hash,
-    }
-    created_props = {
-        **fields,
-        "file_id": e.file_id,
-        "origin": "user_upload",
         "uploaded_at": iso(e.uploaded_at) if e.uploaded_at else None,
     }
+    rank = rank_text(str(fields["uploaded_at"] or ""), fields=fields)
     source, _ = await writer.merge_node(
-        Label.SOURCE_FILE, e.file_id, e.session_id, create=created_props, update=fields
+        Label.SOURCE_FILE,
+        e.file_id,
+        e.session_id,
+        create={
+            **pick_fields(None, fields, rank, origins="fields_from"),
+            "file_id": e.file_id,
+            "origin": "user_upload",
+        },
+        update=lambda old: pick_fields(old.props, fields, rank, origins="fields_from"),
     )
     for goal in await _goals(writer, e.session_id):
         await writer.connect(EdgeType.FEEDS, source.id, goal)
@@ -132,20 +129,23 @@ async def observe_session_first_message(
 
 
 async def _first_message(writer: Writer, e: FirstMessageObserved) -> None:
+    fields = {
+        "core_objective": e.core_objective,
+        "domain": e.domain,
+        "topic_scope": list(e.topic_scope),
+        "sent_at": iso(e.sent_at) if e.sent_at else None,
+    }
+    rank = _goal_rank(fields)
     goal, created = await writer.merge_node(
         Label.RESEARCH_GOAL,
         e.goal_id,
         e.session_id,
-        create={
-            "goal_id": e.goal_id,
-            "core_objective": e.core_objective,
-            "domain": e.domain,
-            "topic_scope": list(e.topic_scope),
-            "sent_at": iso(e.sent_at) if e.sent_at else None,
-        },
+        create={"goal_id": e.goal_id, **fields},
+        update=lambda old: fields if wins(rank, _goal_rank(old.props)) else {},
+        erase=True,
     )
     if not created:
-        return  # the first message wins; a re-send changes nothing
+        return
     offset = 0
     while True:
         page = await writer.tx.list_nodes(
@@ -157,6 +157,11 @@ async def _first_message(writer: Writer, e: FirstMessageObserved) -> None:
         if not page.truncated:
             break
     await attach_main_head(writer, goal)
+
+
+def _goal_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
+    names = ("core_objective", "domain", "topic_scope", "sent_at")
+    return str(fields.get("sent_at") or ""), content(fields, names)
 
 
 async def _goals(writer: Writer, session_id: str) -> list[str]:
@@ -176,35 +181,85 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
     parent = e.parent_subagent_id
     key = child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
     finished = iso(e.finished_at)
-    call, created = await writer.merge_node(
-        Label.TOOL_CALL,
-        key,
+    fields = _code_fields(e, status)
+    rank = _observation_rank(fields)
+    (stored,) = await writer.tx.get_nodes([node_id(Label.CODE, e.execution_id)])
+    newer = stored is None or wins(rank, _observation_rank(stored.props))
+    call_fields = {
+        "tool_type": "execution" if parent else e.tool_type,
+        "tool_name": e.tool_name or e.tool,
+        "started_at": iso(e.started_at),
+        "parent_subtask_id": scope_key(parent) if parent else None,
+        "chain_at": finished,
+        "status": status,
+        "finished_at": finished,
+        "turn_id": e.turn_id,
+    }
+    call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, call_fields, newer)
+    code, _ = await writer.merge_node(
+        Label.CODE,
+        e.execution_id,
         e.session_id,
-        create={
-            "tool_type": "execution" if parent else e.tool_type,
-            "tool_name": e.tool_name or e.tool,
-            "started_at": iso(e.started_at),
-            "parent_subtask_id": scope_key(parent) if parent else None,
-            "chain_at": finished,
-            "status": status,
-            "finished_at": finished,
-            "turn_id": e.turn_id,
-        },
-        update=lambda old: {
-            "status": keep_terminal(old, status),
-            "finished_at": finished,
-            "turn_id": e.turn_id,
-        },
-        step=True,
+        create={"code_id": e.execution_id, **fields},
+        update=fields if newer else None,
+        erase=True,
     )
-    if created:
-        await insert_step(writer, call)
-    code = await _code(writer, e, status)
     await writer.connect(EdgeType.PRODUCES, call.id, code.id)
     for artifact in e.produced_artifacts:
-        await record_artifact(writer, e.session_id, code.id, artifact)
+        await record_artifact(writer, e.session_id, code.id, artifact, produced_at=finished)
     for file_id in e.input_source_files:
         await writer.connect(EdgeType.INPUT, node_id(Label.SOURCE_FILE, file_id), code.id)
+
+
+async def _merge_step(
+    writer: Writer,
+    label: Label,
+    key: str,
+    session_id: str,
+    fields: Mapping[str, Any],
+    newer: bool | Callable[[NodeRecord], Mapping[str, Any]],
+) -> tuple[NodeRecord, bool]:
+    """Merge a step (``newer``: whether ``fields`` replace the stored ones, or the update to
+    apply) and keep its chain position (``resolvers.steps.place_step``)."""
+    before: list[NodeRecord] = []
+
+    def update(old: NodeRecord) -> Mapping[str, Any]:
+        before.append(old)
+        if callable(newer):
+            return newer(old)
+        return fields if newer else {}
+
+    step, created = await writer.merge_node(
+        label, key, session_id, create=fields, update=update, step=True, erase=True
+    )
+    await place_step(writer, step, before[0] if before else None)
+    return step, created
+
+
+def _observation_rank(fields: Mapping[str, Any]) -> tuple[bool, str, str]:
+    """``resolvers.merging``: terminal status, then finish time, then content."""
+    terminal = fields.get("status") in TERMINAL_STATUSES
+    return terminal, str(fields.get("finished_at", "")), content(fields, _RANKED)
+
+
+_RANKED = (
+    "tool",
+    "tool_type",
+    "tool_name",
+    "source",
+    "language",
+    "code_hash",
+    "exit_code",
+    "status",
+    "started_at",
+    "finished_at",
+    "stdout_hash",
+    "stderr_hash",
+    "env_hash",
+    "turn_id",
+    "result_count",
+    "retrieved_at",
+)
 
 
 async def _set(writer: Writer, node: NodeRecord, **props: Any) -> NodeRecord:
@@ -214,8 +269,8 @@ async def _set(writer: Writer, node: NodeRecord, **props: Any) -> NodeRecord:
     return updated
 
 
-async def _code(writer: Writer, e: ExecutionObserved, status: str) -> NodeRecord:
-    fields = {
+def _code_fields(e: ExecutionObserved, status: str) -> dict[str, Any]:
+    return {
         "tool": e.tool,
         "language": e.language,
         "code_hash": e.code_hash,
@@ -228,14 +283,6 @@ async def _code(writer: Writer, e: ExecutionObserved, status: str) -> NodeRecord
         "env_hash": e.env_hash,
         "turn_id": e.turn_id,
     }
-    code, _ = await writer.merge_node(
-        Label.CODE,
-        e.execution_id,
-        e.session_id,
-        create={"code_id": e.execution_id, **fields},
-        update=lambda old: {**fields, "status": keep_terminal(old, status)},
-    )
-    return code
 
 
 async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteResult:
@@ -252,10 +299,17 @@ async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> None:
 
 
 async def record_artifact(
-    writer: Writer, session_id: str, code: str, artifact: ProducedArtifact
+    writer: Writer,
+    session_id: str,
+    code: str,
+    artifact: ProducedArtifact,
+    *,
+    produced_at: str | None = None,
 ) -> NodeRecord:
-    """Merge one artifact version produced by ``code`` with its lineage and inputs."""
+    """Merge one artifact version produced by ``code`` (at ``produced_at``, the execution's
+    finish, when known) with its lineage and inputs."""
     fields: Mapping[str, Any] = {
+        "produced_at": produced_at,
         "path": artifact.path,
         "media_type": artifact.media_type,
         "logical_name": artifact.logical_name,
@@ -263,12 +317,14 @@ async def record_artifact(
         "turn_id": artifact.turn_id,
         "content_hash": artifact.content_hash,
     }
+    rank = _artifact_rank(fields)
     node, created = await writer.merge_node(
         Label.ARTIFACT,
         artifact_key(artifact.artifact_id, artifact.version),
         session_id,
         create={"artifact_id": artifact.artifact_id, "version": artifact.version, **fields},
-        update=fields,
+        update=lambda old: fields if wins(rank, _artifact_rank(old.props)) else {},
+        erase=True,
     )
     await writer.connect(EdgeType.PRODUCES, code, node.id)
     if created:
@@ -277,6 +333,22 @@ async def record_artifact(
         source = node_id(Label.ARTIFACT, artifact_key(ref.artifact_id, ref.version))
         await writer.connect(EdgeType.INPUT, source, code)
     return node
+
+
+_ARTIFACT_FIELDS = (
+    "produced_at",
+    "path",
+    "media_type",
+    "logical_name",
+    "project_id",
+    "turn_id",
+    "content_hash",
+)
+
+
+def _artifact_rank(fields: Mapping[str, Any]) -> tuple[int, str]:
+    present = sum(fields.get(name) is not None for name in _ARTIFACT_FIELDS)
+    return present, content(fields, _ARTIFACT_FIELDS)
 
 
 async def _link_versions(writer: Writer, node: NodeRecord) -> None:
@@ -314,31 +386,24 @@ async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
     links = _unique_links(e.products)
     status = normalise_status(e.status)
     count = e.result_count if e.result_count is not None else len(links)
-    call, created = await writer.merge_node(
-        Label.TOOL_CALL,
-        key,
-        e.session_id,
-        create={
-            "tool_type": e.tool_type,
-            "tool_name": e.tool_name,
-            "source": e.source,
-            "finished_at": at,
-            "retrieved_at": iso(e.retrieved_at) if e.retrieved_at else None,
-            "parent_subtask_id": scope_key(parent) if parent else None,
-            "chain_at": at,
-            "status": status,
-            "result_count": count,
-            "turn_id": e.turn_id,
-        },
-        update=lambda old: {
-            "status": keep_terminal(old, status),
-            "result_count": count,
-            "turn_id": e.turn_id,
-        },
-        step=True,
-    )
-    if created:
-        await insert_step(writer, call)
+    fields = {
+        "tool_type": e.tool_type,
+        "tool_name": e.tool_name,
+        "source": e.source,
+        "finished_at": at,
+        "retrieved_at": iso(e.retrieved_at) if e.retrieved_at else None,
+        "parent_subtask_id": scope_key(parent) if parent else None,
+        "chain_at": at,
+        "status": status,
+        "result_count": count,
+        "turn_id": e.turn_id,
+    }
+    rank = _observation_rank(fields)
+
+    def newer(old: NodeRecord) -> Mapping[str, Any]:
+        return fields if wins(rank, _observation_rank(old.props)) else {}
+
+    call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, fields, newer)
     for link, product in links.items():
         await _record_paper(writer, e.session_id, call.id, link, product, at)
 
@@ -371,15 +436,13 @@ async def _record_paper(
         # A new Paper has exactly one finder: this call (counted once, not create + update).
         create={
             "link": link,
-            **metadata,
+            **paper_metadata(None, metadata, at, call),
             "first_retrieved_at": at,
             "retrieved_at": at,
             "retrieval_count": 1,
         },
-        # Later retrievals enrich what is missing and never overwrite; the first retrieval is
-        # the earliest one, whatever order the searches arrive in.
         update=lambda old: {
-            **{k: v for k, v in metadata.items() if k not in old.props},
+            **paper_metadata(old.props, metadata, at, call),
             "first_retrieved_at": min(str(old.get("first_retrieved_at", at)), at),
         },
     )
@@ -429,23 +492,38 @@ async def _subagent(writer: Writer, e: SubagentObserved) -> None:
             "failure_reason": failure_reason,
         }
 
-    def update(old: NodeRecord) -> dict[str, Any]:
-        if terminal:
-            missing = {k: v for k, v in start_fields.items() if k not in old.props}
-            return {**missing, **end_fields}
-        return {**start_fields, "status": keep_terminal(old, status)}
+    start_rank = _start_rank(start_fields)
+    end_rank = _end_rank(end_fields)
 
-    task, created = await writer.merge_node(
-        Label.TASK,
-        scope_key(e.subagent_id),
-        e.session_id,
-        create={**start_fields, "status": status, **end_fields, "chain_at": iso(e.started_at)},
-        update=update,
-        step=True,
+    def update(old: NodeRecord) -> dict[str, Any]:
+        changes: dict[str, Any] = {}
+        stored_terminal = old.get("status") in TERMINAL_STATUSES
+        if wins(start_rank, _start_rank(old.props)):
+            changes |= {**start_fields, "chain_at": start_fields["started_at"]}
+            if not terminal and not stored_terminal:
+                changes["status"] = status
+        if terminal and (not stored_terminal or wins(end_rank, _end_rank(old.props))):
+            changes |= end_fields
+        return changes
+
+    create = {**start_fields, "status": status, **end_fields, "chain_at": iso(e.started_at)}
+    task, created = await _merge_step(
+        writer, Label.TASK, scope_key(e.subagent_id), e.session_id, create, update
     )
     if created:
-        await insert_step(writer, task)
         await attach_scope_head(writer, task)
+
+
+_START_FIELDS = ("objective", "task_type", "subagent_type", "started_at", "turn_id")
+_END_FIELDS = ("status", "finished_at", "summary", "failure_reason")
+
+
+def _start_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
+    return str(fields.get("started_at", "")), content(fields, _START_FIELDS)
+
+
+def _end_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
+    return str(fields.get("finished_at", "")), content(fields, _END_FIELDS)
 
 
 APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[WriteResult]]] = {

@@ -55,10 +55,12 @@ class Writer:
         create: Mapping[str, Any],
         update: Update | None = None,
         step: bool = False,
+        erase: bool = False,
     ) -> tuple[NodeRecord, bool]:
         """Create the node with ``create`` (plus ``update``) props, or apply ``update`` to the
         stored one; ``None`` values never erase. A ``step`` gets a ``seq`` on creation.
-        Returns the node and whether it was created.
+        Returns the node and whether it was created. With ``erase``, ``None`` values of an
+        update erase the stored ones: the update replaces a whole observation.
 
         Ownership (SPEC §3.8): a node belongs to the session that created it. Merging a key
         whose node another session created raises ``KeyOwnedByOtherSessionError``, even when
@@ -77,7 +79,9 @@ class Writer:
             await self._release_parked(node.id)
             return node, True
         changes = _resolve(update, existing)
-        node = existing.with_props(**clean_props(changes)) if changes else existing
+        if not erase:
+            changes = clean_props(changes)
+        node = existing.with_props(**changes) if changes else existing
         if node != existing:
             await self._save(node)
         self.touched[identity] = None
