@@ -11,8 +11,8 @@ A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 ite
 * a ``variable`` hop (``next in→ResearchGoal *``) walks one or more steps until it reaches the
   target label and keeps the path it took, intermediate steps included;
 * a hop that reaches nothing empties the whole chain (all-or-nothing);
-* the result holds the reached nodes (source first, then by hop, then most recent first,
-  capped at ``CHAIN_CAP``) and only the edges the walk crossed among them.
+* the result holds the reached nodes (source and anchors first, then by hop, then most recent
+  first, paged by ``CHAIN_CAP``) and only the edges the walk crossed among them.
 
 The hops are data (``HOPS``): a store that offers ``WalkReader`` (Neo4j) runs them in one
 request; elsewhere they run here, one ``expand`` and one ``get_nodes`` per hop (per level of a
@@ -34,7 +34,9 @@ from resolvers.errors import InvalidInputError
 from resolvers.merging import newest
 from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
+from resolvers.search import decode_cursor, encode_cursor
 from resolvers.store import Hop, HopRecord, WalkReader
+from resolvers.validate import check_first
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -127,11 +129,22 @@ async def get_chain(
     *,
     session_id: str | None = None,
     version: int | None = None,
+    first: int | None = None,
+    after: str | None = None,
 ) -> GraphSlice:
-    """The nodes and edges of the ``kind`` walk from ``node_ref``; empty when any hop is."""
+    """The nodes and edges of the ``kind`` walk from ``node_ref``; empty when any hop is.
+
+    Paged: every page holds the source and the chain's anchors — the targets of a final
+    variable hop (the goal of ``VIEW_GOAL``), which a long path would otherwise push off the
+    page — plus up to ``first`` (default and maximum ``CHAIN_CAP``) further nodes from
+    ``after``; ``end_cursor`` continues. Edges are those walked among the page's nodes."""
+    size = check_first(first, CHAIN_CAP, CHAIN_CAP)
+    offset = decode_cursor(after)
     source = await resolve_node(store, node_ref, session_id=session_id, version=version)
-    hops = await _walk(store, source, HOPS[kind], session_id)
-    return _slice(source, hops) if hops is not None else GraphSlice([], [], 0)
+    walked = await _walk(store, source, HOPS[kind], session_id)
+    if walked is None:
+        return GraphSlice([], [], 0)
+    return _slice(source, HOPS[kind], walked, size, offset)
 
 
 async def chain_exists(
@@ -262,11 +275,13 @@ def _paths(
     return HopRecord(list(nodes.values()), list(edges.values()))
 
 
-def _slice(source: NodeRecord, hops: Sequence[HopRecord]) -> GraphSlice:
+def _slice(
+    source: NodeRecord, hops: Sequence[Hop], walked: Sequence[HopRecord], size: int, offset: int
+) -> GraphSlice:
     hop_of = {source.id: 0}
     nodes = {source.id: source}
     edges: dict[tuple[EdgeType, str, str], tuple[int, EdgeRecord]] = {}
-    for index, hop in enumerate(hops, start=1):
+    for index, hop in enumerate(walked, start=1):
         for node in hop.nodes:
             nodes.setdefault(node.id, node)
             hop_of.setdefault(node.id, index)
@@ -274,11 +289,18 @@ def _slice(source: NodeRecord, hops: Sequence[HopRecord]) -> GraphSlice:
             edges.setdefault(edge.identity, (index, edge))
     ordered = sorted(nodes.values(), key=recency, reverse=True)
     ordered.sort(key=lambda node: hop_of[node.id])  # stable: by hop, then most recent
-    capped = ordered[:CHAIN_CAP]
-    kept = {node.id for node in capped}
+    anchors = {source.id}
+    if hops and hops[-1].variable:
+        anchors.update(node.id for node in walked[-1].nodes if node.label in hops[-1].targets)
+    pinned = [node for node in ordered if node.id in anchors]
+    rest = [node for node in ordered if node.id not in anchors]
+    page = rest[offset : offset + size]
+    truncated = offset + len(page) < len(rest)
+    kept = {node.id for node in (*pinned, *page)}
     crossed = [
         edge
         for _, edge in sorted(edges.values(), key=lambda item: (item[0], *item[1].identity))
         if edge.source in kept and edge.target in kept
     ]
-    return GraphSlice(capped, crossed, len(ordered), len(ordered) > CHAIN_CAP)
+    cursor = encode_cursor(offset + len(page)) if truncated else None
+    return GraphSlice([*pinned, *page], crossed, len(ordered), truncated, cursor)

@@ -42,7 +42,7 @@ class Health:
     version: str
 
 
-@strawberry.type(description="A session's nodes and the edges among them.")
+@strawberry.type(description="Several products of one kind made inside one subagent scope.")
 class ProductGroup:
     id: strawberry.ID = strawberry.field(description="`_group:<scope task id>:<kind>`")
     scope_id: strawberry.ID
@@ -51,7 +51,11 @@ class ProductGroup:
     members: list[strawberry.ID]
 
 
-@strawberry.type
+@strawberry.type(
+    description="A session's nodes and the edges among them. Every edge's `source` and "
+    "`target` is the id of a node in `nodes` or, with `fold`, of a group in `groups` "
+    "(`_group:…`); a group's scope and members are in `nodes`."
+)
 class Subgraph:
     nodes: list[GraphNode]
     edges: list[GraphEdge]
@@ -79,12 +83,16 @@ class EdgeList:
     end_cursor: str | None
 
 
-@strawberry.type
+@strawberry.type(
+    description="A chain: the source node and the chain's anchor (the goal of VIEW_GOAL) on "
+    "every page, plus up to `first` further nodes; `endCursor` continues when `truncated`."
+)
 class Chain:
     nodes: list[GraphNode]
-    edges: list[GraphEdge]
-    total: int
+    edges: list[GraphEdge] = strawberry.field(description="The walked edges among `nodes`.")
+    total: int = strawberry.field(description="Every node of the whole chain.")
     truncated: bool
+    end_cursor: str | None = None
 
 
 @strawberry.type
@@ -118,9 +126,16 @@ class ProvenanceTrace:
 @strawberry.type(description="Addressing information of one artifact version and its inputs.")
 class ArtifactProvenance:
     artifact: Artifact
-    code: Code | None
+    producing_code: Code | None = strawberry.field(description="The Code that produced it.")
     tool_call: ToolCall | None
     dependencies: list[GraphNode]
+
+    @strawberry.field(
+        deprecation_reason="Use `producingCode`: `code` clashes with `Error.code` in client "
+        "documents that select both."
+    )
+    def code(self) -> Code | None:
+        return self.producing_code
 
 
 @strawberry.type(
