@@ -23,6 +23,7 @@ Rules, each from SPEC:
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -161,8 +162,8 @@ class WriteModel:
             nodes[step] = state
             nodes[step.replace("ToolCall:subtask:", "Code:")] = dict(state)
         for step, searches in self.searches.items():
-            latest = max(searches, key=lambda s: s.retrieved_at)
-            nodes[step] = {"session": latest.session, "status": "completed"}
+            found = max(searches, key=lambda s: s.retrieved_at)
+            nodes[step] = {"session": found.session, "status": "completed"}
         for artifact, version in self.versions.items():
             nodes[artifact] = {"session": self.owner[artifact], "path": version.path}
         for paper, retrievals in self.papers.items():
@@ -204,7 +205,7 @@ class WriteModel:
             ordered = sorted(numbers)
             edges.update(
                 ("supersedes", version_id(artifact, new), version_id(artifact, old))
-                for old, new in zip(ordered, ordered[1:], strict=False)
+                for old, new in itertools.pairwise(ordered)
             )
         return edges
 
@@ -221,7 +222,7 @@ class WriteModel:
             chain = [step for _, _, step in sorted(steps)]
             if session in self.goals:
                 chain.insert(0, goal_id(session))
-            edges.update(("next", a, b) for a, b in zip(chain, chain[1:], strict=False))
+            edges.update(("next", a, b) for a, b in itertools.pairwise(chain))
         return edges
 
 
