@@ -7,13 +7,13 @@ version numbers, with ties broken by the content itself, never by which event ar
   ``(terminal status, finishedAt, content)`` supplies every field, so a terminal status never
   regresses, a later finish wins, and two observations with equal times pick by content. Its
   ``startedAt`` is the winner's. The step's chain position is the winner's ``finishedAt``: a
-  re-observed step moves (``resolvers.steps.move_step``).
+  re-observed step moves (``resolvers.steps.place_step``).
 * **Search / tool call**: the same, by ``(terminal status, retrievedAt or receive time,
   content)``; ``chain_at`` follows the winner.
-* **Subagent scope**: start fields (objective, type, ``startedAt``) come from the greatest
-  ``(start event, startedAt, content)`` — a start event beats a terminal one, which only fills
-  them in when no start event came; end fields (status, ``finishedAt``, summary) from the
-  greatest terminal ``(finishedAt, content)``. Its chain position is the start time.
+* **Subagent scope**: start fields (objective, type, ``startedAt``) come from the event with
+  the greatest ``(startedAt, content)``, start or terminal; end fields (status, ``finishedAt``,
+  summary) from the greatest terminal ``(finishedAt, content)``; a terminal status never
+  regresses. Its chain position is the start time, so it moves with the start fields.
 * **Paper** (one per session and link): each metadata field (title, identifier, year,
   authors, abstract, source) comes from the earliest retrieval — by ``(retrievedAt, ToolCall
   id, content)`` — that supplied a value for it; ``metadata_from`` records, per field, that
@@ -22,18 +22,22 @@ version numbers, with ties broken by the content itself, never by which event ar
 * **SourceFile** (re-uploads of one file id): each field comes from the latest upload — by
   ``(uploadedAt, content)``, an upload without ``uploadedAt`` older than any with one — that
   supplied it; ``fields_from`` records, per field, that upload. Size, hash and ``uploaded_at``
-  thus always come from one upload, and a media type known from an earlier upload is kept when
-  the latest does not say.
+  thus come from one upload whenever it states them, and a media type known from an earlier
+  upload is kept when the latest does not say.
 * **Artifact version** (the same version mirrored twice): the record with the most fields,
   then the greatest content, supplies every field.
 * **ResearchGoal**: the greatest ``(sentAt, content)`` first message supplies every field.
+
 * **``limit 1`` picks** of a chain hop, and the producer of an artifact: the newest by
   ``newest`` — version, then the node's own time (a step's chain time, a Code's finish, a
   Paper's latest retrieval, an upload's time, an artifact version's ``produced_at``: the finish
   of the execution that mirrored it), then id — never by arrival.
 
 "Content" is the canonical JSON of the fields compared, so the same set of events always picks
-the same winner whatever their order, duplicates included.
+the same winner whatever their order, duplicates included. The ranks (``*_rank``) are computed
+from an event's fields and from a stored node's props alike, so a node needs no record of
+which event won; only the field-by-field rules (Paper, SourceFile) keep, per field, the rank
+it came from.
 """
 
 from __future__ import annotations
@@ -46,6 +50,8 @@ if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
     from resolvers.records import NodeRecord
+
+TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timed_out", "error"})
 
 OWN_TIME_FIELDS = ("chain_at", "finished_at", "retrieved_at", "uploaded_at", "produced_at")
 """A node's own time for ``newest``: the first of these it has."""
@@ -114,3 +120,70 @@ def paper_metadata(
     chosen = {name: metadata.get(name) for name in PAPER_METADATA}
     rank = rank_text(at, call, fields=chosen)
     return pick_fields(stored, chosen, rank, origins="metadata_from", earliest=True)
+
+
+# --- ranks of one label's observations (larger wins) ------------------------------------
+
+
+def observation_rank(fields: Mapping[str, Any]) -> tuple[bool, str, str]:
+    """An execution's or tool call's observation: terminal status, then its finish (for a
+    search, its retrieval) time, then content."""
+    terminal = fields.get("status") in TERMINAL_STATUSES
+    return terminal, str(fields.get("finished_at", "")), content(fields, _RANKED)
+
+
+_RANKED = (
+    "tool",
+    "tool_type",
+    "tool_name",
+    "source",
+    "language",
+    "code_hash",
+    "exit_code",
+    "status",
+    "started_at",
+    "finished_at",
+    "stdout_hash",
+    "stderr_hash",
+    "env_hash",
+    "turn_id",
+    "result_count",
+    "retrieved_at",
+)
+
+
+def goal_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
+    """A first message: its ``sentAt`` (none is oldest), then content."""
+    names = ("core_objective", "domain", "topic_scope", "sent_at")
+    return str(fields.get("sent_at") or ""), content(fields, names)
+
+
+_ARTIFACT_FIELDS = (
+    "produced_at",
+    "path",
+    "media_type",
+    "logical_name",
+    "project_id",
+    "turn_id",
+    "content_hash",
+)
+
+
+def artifact_rank(fields: Mapping[str, Any]) -> tuple[int, str]:
+    """A mirror of one artifact version: how many fields it has, then content."""
+    present = sum(fields.get(name) is not None for name in _ARTIFACT_FIELDS)
+    return present, content(fields, _ARTIFACT_FIELDS)
+
+
+_START_FIELDS = ("objective", "task_type", "subagent_type", "started_at", "turn_id")
+_END_FIELDS = ("status", "finished_at", "summary", "failure_reason")
+
+
+def start_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
+    """The start fields of a subagent event: ``startedAt``, then content."""
+    return str(fields.get("started_at", "")), content(fields, _START_FIELDS)
+
+
+def end_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
+    """The end fields of a terminal subagent event: ``finishedAt``, then content."""
+    return str(fields.get("finished_at", "")), content(fields, _END_FIELDS)

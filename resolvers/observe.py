@@ -3,6 +3,7 @@
 Every function applies one event in one transaction, idempotently and order-independently:
 a re-sent event changes nothing, and events arriving in any order converge to the graph of the
 in-order stream (late goals, scopes, versions and inputs are attached when they arrive).
+Which observation's facts a node keeps is decided by ``resolvers.merging``.
 """
 
 from __future__ import annotations
@@ -25,7 +26,18 @@ from resolvers.events import (
     UploadFileObserved,
 )
 from resolvers.links import normalize_link
-from resolvers.merging import content, paper_metadata, pick_fields, rank_text, wins
+from resolvers.merging import (
+    TERMINAL_STATUSES,
+    artifact_rank,
+    end_rank,
+    goal_rank,
+    observation_rank,
+    paper_metadata,
+    pick_fields,
+    rank_text,
+    start_rank,
+    wins,
+)
 from resolvers.records import (
     SUBAGENT_TASK_TYPE,
     Direction,
@@ -48,7 +60,6 @@ E = TypeVar("E", bound=Event)
 
 WRITE_ATTEMPTS = 3
 RETRY_PAUSE = 0.05  # seconds, times the attempt number, jittered
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timed_out", "error"})
 SUBAGENT_FALLBACK_SUMMARY = "Subagent completed without a text response."
 
 
@@ -135,13 +146,13 @@ async def _first_message(writer: Writer, e: FirstMessageObserved) -> None:
         "topic_scope": list(e.topic_scope),
         "sent_at": iso(e.sent_at) if e.sent_at else None,
     }
-    rank = _goal_rank(fields)
+    rank = goal_rank(fields)
     goal, created = await writer.merge_node(
         Label.RESEARCH_GOAL,
         e.goal_id,
         e.session_id,
         create={"goal_id": e.goal_id, **fields},
-        update=lambda old: fields if wins(rank, _goal_rank(old.props)) else {},
+        update=lambda old: fields if wins(rank, goal_rank(old.props)) else {},
         erase=True,
     )
     if not created:
@@ -157,11 +168,6 @@ async def _first_message(writer: Writer, e: FirstMessageObserved) -> None:
         if not page.truncated:
             break
     await attach_main_head(writer, goal)
-
-
-def _goal_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
-    names = ("core_objective", "domain", "topic_scope", "sent_at")
-    return str(fields.get("sent_at") or ""), content(fields, names)
 
 
 async def _goals(writer: Writer, session_id: str) -> list[str]:
@@ -182,9 +188,9 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
     key = child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
     finished = iso(e.finished_at)
     fields = _code_fields(e, status)
-    rank = _observation_rank(fields)
+    rank = observation_rank(fields)
     (stored,) = await writer.tx.get_nodes([node_id(Label.CODE, e.execution_id)])
-    newer = stored is None or wins(rank, _observation_rank(stored.props))
+    newer = stored is None or wins(rank, observation_rank(stored.props))
     call_fields = {
         "tool_type": "execution" if parent else e.tool_type,
         "tool_name": e.tool_name or e.tool,
@@ -234,32 +240,6 @@ async def _merge_step(
     )
     await place_step(writer, step, before[0] if before else None)
     return step, created
-
-
-def _observation_rank(fields: Mapping[str, Any]) -> tuple[bool, str, str]:
-    """``resolvers.merging``: terminal status, then finish time, then content."""
-    terminal = fields.get("status") in TERMINAL_STATUSES
-    return terminal, str(fields.get("finished_at", "")), content(fields, _RANKED)
-
-
-_RANKED = (
-    "tool",
-    "tool_type",
-    "tool_name",
-    "source",
-    "language",
-    "code_hash",
-    "exit_code",
-    "status",
-    "started_at",
-    "finished_at",
-    "stdout_hash",
-    "stderr_hash",
-    "env_hash",
-    "turn_id",
-    "result_count",
-    "retrieved_at",
-)
 
 
 async def _set(writer: Writer, node: NodeRecord, **props: Any) -> NodeRecord:
@@ -317,13 +297,13 @@ async def record_artifact(
         "turn_id": artifact.turn_id,
         "content_hash": artifact.content_hash,
     }
-    rank = _artifact_rank(fields)
+    rank = artifact_rank(fields)
     node, created = await writer.merge_node(
         Label.ARTIFACT,
         artifact_key(artifact.artifact_id, artifact.version),
         session_id,
         create={"artifact_id": artifact.artifact_id, "version": artifact.version, **fields},
-        update=lambda old: fields if wins(rank, _artifact_rank(old.props)) else {},
+        update=lambda old: fields if wins(rank, artifact_rank(old.props)) else {},
         erase=True,
     )
     await writer.connect(EdgeType.PRODUCES, code, node.id)
@@ -333,22 +313,6 @@ async def record_artifact(
         source = node_id(Label.ARTIFACT, artifact_key(ref.artifact_id, ref.version))
         await writer.connect(EdgeType.INPUT, source, code)
     return node
-
-
-_ARTIFACT_FIELDS = (
-    "produced_at",
-    "path",
-    "media_type",
-    "logical_name",
-    "project_id",
-    "turn_id",
-    "content_hash",
-)
-
-
-def _artifact_rank(fields: Mapping[str, Any]) -> tuple[int, str]:
-    present = sum(fields.get(name) is not None for name in _ARTIFACT_FIELDS)
-    return present, content(fields, _ARTIFACT_FIELDS)
 
 
 async def _link_versions(writer: Writer, node: NodeRecord) -> None:
@@ -398,10 +362,10 @@ async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
         "result_count": count,
         "turn_id": e.turn_id,
     }
-    rank = _observation_rank(fields)
+    rank = observation_rank(fields)
 
     def newer(old: NodeRecord) -> Mapping[str, Any]:
-        return fields if wins(rank, _observation_rank(old.props)) else {}
+        return fields if wins(rank, observation_rank(old.props)) else {}
 
     call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, fields, newer)
     for link, product in links.items():
@@ -492,17 +456,17 @@ async def _subagent(writer: Writer, e: SubagentObserved) -> None:
             "failure_reason": failure_reason,
         }
 
-    start_rank = _start_rank(start_fields)
-    end_rank = _end_rank(end_fields)
+    started = start_rank(start_fields)
+    ended = end_rank(end_fields)
 
     def update(old: NodeRecord) -> dict[str, Any]:
         changes: dict[str, Any] = {}
         stored_terminal = old.get("status") in TERMINAL_STATUSES
-        if wins(start_rank, _start_rank(old.props)):
+        if wins(started, start_rank(old.props)):
             changes |= {**start_fields, "chain_at": start_fields["started_at"]}
             if not terminal and not stored_terminal:
                 changes["status"] = status
-        if terminal and (not stored_terminal or wins(end_rank, _end_rank(old.props))):
+        if terminal and (not stored_terminal or wins(ended, end_rank(old.props))):
             changes |= end_fields
         return changes
 
@@ -512,18 +476,6 @@ async def _subagent(writer: Writer, e: SubagentObserved) -> None:
     )
     if created:
         await attach_scope_head(writer, task)
-
-
-_START_FIELDS = ("objective", "task_type", "subagent_type", "started_at", "turn_id")
-_END_FIELDS = ("status", "finished_at", "summary", "failure_reason")
-
-
-def _start_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
-    return str(fields.get("started_at", "")), content(fields, _START_FIELDS)
-
-
-def _end_rank(fields: Mapping[str, Any]) -> tuple[str, str]:
-    return str(fields.get("finished_at", "")), content(fields, _END_FIELDS)
 
 
 APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[WriteResult]]] = {
