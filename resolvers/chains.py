@@ -11,8 +11,9 @@ A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 ite
 * a ``variable`` hop (``next in→ResearchGoal *``) walks one or more steps until it reaches the
   target label and keeps the path it took, intermediate steps included;
 * a hop that reaches nothing empties the whole chain (all-or-nothing);
-* the result holds the reached nodes (source and anchors first, then by hop, then most recent
-  first, paged by ``CHAIN_CAP``) and only the edges the walk crossed among them.
+* the result holds the reached nodes (source first, then by hop, then most recent first, paged
+  by ``CHAIN_CAP``; every page keeps the source and the anchors) and only the edges the walk
+  crossed among them.
 
 The hops are data (``HOPS``): a store that offers ``WalkReader`` (Neo4j) runs them in one
 request; elsewhere they run here, one ``expand`` and one ``get_nodes`` per hop (per level of a
@@ -134,10 +135,11 @@ async def get_chain(
 ) -> GraphSlice:
     """The nodes and edges of the ``kind`` walk from ``node_ref``; empty when any hop is.
 
-    Paged: every page holds the source and the chain's anchors — the targets of a final
+    Paged: a page holds up to ``first`` nodes (default and maximum ``CHAIN_CAP``; at least one
+    more than its anchors): always the source and the chain's anchors — the targets of a final
     variable hop (the goal of ``VIEW_GOAL``), which a long path would otherwise push off the
-    page — plus up to ``first`` (default and maximum ``CHAIN_CAP``) further nodes from
-    ``after``; ``end_cursor`` continues. Edges are those walked among the page's nodes."""
+    page — and the next further nodes from ``after``; ``end_cursor`` continues. Edges are those
+    walked among the page's nodes."""
     size = check_first(first, CHAIN_CAP, CHAIN_CAP)
     offset = decode_cursor(after)
     source = await resolve_node(store, node_ref, session_id=session_id, version=version)
@@ -292,15 +294,15 @@ def _slice(
     anchors = {source.id}
     if hops and hops[-1].variable:
         anchors.update(node.id for node in walked[-1].nodes if node.label in hops[-1].targets)
-    pinned = [node for node in ordered if node.id in anchors]
     rest = [node for node in ordered if node.id not in anchors]
-    page = rest[offset : offset + size]
+    page = rest[offset : offset + max(1, size - len(anchors))]
     truncated = offset + len(page) < len(rest)
-    kept = {node.id for node in (*pinned, *page)}
+    kept = anchors | {node.id for node in page}
     crossed = [
         edge
         for _, edge in sorted(edges.values(), key=lambda item: (item[0], *item[1].identity))
         if edge.source in kept and edge.target in kept
     ]
     cursor = encode_cursor(offset + len(page)) if truncated else None
-    return GraphSlice([*pinned, *page], crossed, len(ordered), truncated, cursor)
+    nodes_kept = [node for node in ordered if node.id in kept]  # in chain order, anchors too
+    return GraphSlice(nodes_kept, crossed, len(ordered), truncated, cursor)

@@ -84,8 +84,8 @@ class EdgeList:
 
 
 @strawberry.type(
-    description="A chain: the source node and the chain's anchor (the goal of VIEW_GOAL) on "
-    "every page, plus up to `first` further nodes; `endCursor` continues when `truncated`."
+    description="A chain, paged: up to `first` nodes, always with the source node and the "
+    "chain's anchor (the goal of VIEW_GOAL); `endCursor` continues when `truncated`."
 )
 class Chain:
     nodes: list[GraphNode]

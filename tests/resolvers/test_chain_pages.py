@@ -37,12 +37,12 @@ async def test_every_page_holds_the_goal_and_the_pages_cover_the_chain(
 
     pages = await _pages(store, steps[-1], first=5)
 
-    assert [len(page.nodes) for page in pages] == [7, 7, 3]  # source + goal + up to 5
-    assert all(page.nodes[:2] == pages[0].nodes[:2] for page in pages)
-    assert {node.id for node in pages[0].nodes[:2]} == {steps[-1], goal_id()}
-    rest = [node.id for page in pages for node in page.nodes[2:]]
+    assert [len(page.nodes) for page in pages] == [5, 5, 5, 4]  # source + goal + up to 3
+    assert all(page.nodes[0].id == steps[-1] for page in pages)
+    assert all(page.nodes[-1].id == goal_id() for page in pages)  # the goal ends every page
+    rest = [node.id for page in pages for node in page.nodes[1:-1]]
     assert sorted(rest) == sorted(steps[:-1])  # each further step exactly once
-    assert [page.truncated for page in pages] == [True, True, False]
+    assert [page.truncated for page in pages] == [True, True, True, False]
     assert {page.total for page in pages} == {13}
 
 
@@ -63,7 +63,7 @@ async def test_a_chain_longer_than_the_cap_keeps_its_goal(store: GraphStore) -> 
     chain = await get_chain(store, steps[-1], ChainKind.VIEW_GOAL)
 
     assert goal_id() in {node.id for node in chain.nodes}
-    assert (chain.total, chain.truncated, len(chain.nodes)) == (CHAIN_CAP + 3, True, CHAIN_CAP + 2)
+    assert (chain.total, chain.truncated, len(chain.nodes)) == (CHAIN_CAP + 3, True, CHAIN_CAP)
     assert chain.end_cursor is not None
 
 
