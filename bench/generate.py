@@ -40,8 +40,8 @@ from resolvers.events import (
     ToolCallObserved,
     UploadFileObserved,
 )
+from resolvers.links import normalize_link
 from resolvers.records import PDF_MEDIA_TYPE, Label, artifact_key, node_id
-from resolvers.text import normalize_link
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -94,4 +94,9 @@ async def apply_one(store: GraphStore, event: Event) -> None:
     except StoreUnavailableError:
         raise
     except DomainError as exc:
-        logger.error("dropping a queued %s event rejected on replay: %s", event.kind, exc)
+        logger.error(
+            "dropping a queued %s event of session %s rejected on replay: %s",
+            event.kind,
+            event.session_id,
+            exc.message,
+        )

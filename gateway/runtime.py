@@ -8,6 +8,10 @@ observe events waiting for an unreachable Neo4j in ``<dataDir>/outbox``.
 A selected Neo4j that cannot be reached never falls back to the file store: reads and declares
 answer unreachable, observes are journalled and replayed in order by a background task once
 Neo4j answers again (events queued earlier are applied first, so arrival order is kept).
+A queued event the graph refuses on replay (``KeyOwnedByOtherSession``: its key was taken by
+another session meanwhile; any other rule) cannot succeed later either: it is dropped from the
+outbox with an error log naming the event, the key and the owning session, and the replay goes
+on, so one refusal never blocks the outbox.
 """
 
 from __future__ import annotations

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from resolvers.chains import recency
 from resolvers.errors import InvalidInputError, NodeNotFoundError
+from resolvers.merging import newest
 from resolvers.records import Direction, EdgeType, Label, NodeRecord, artifact_key, node_id
 from resolvers.resolve import in_scope
 
@@ -55,7 +55,7 @@ async def _producer(
     edges = await store.expand([product], EdgeType.PRODUCES, Direction.IN)
     nodes = await store.get_nodes([edge.source for edge in edges])
     found = [node for node in nodes if in_scope(node, session_id) and node.label is label]
-    return max(found, key=recency) if found else None
+    return max(found, key=newest) if found else None
 
 
 async def _inputs(store: GraphReader, code: str, session_id: str | None) -> list[NodeRecord]:

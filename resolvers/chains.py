@@ -5,12 +5,15 @@ A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 ite
 * each hop expands from the nodes the previous hop reached (the frontier), never from the
   accumulated set, and keeps only live nodes (of ``session_id`` when given — Papers included)
   that carry the hop's target label and were not reached before;
-* a ``limit`` hop keeps the most recent nodes by ``seq``, then ``created_at``, then id;
+* a ``limit`` hop keeps the newest nodes by their own version and time, then id
+  (``resolvers.merging.newest``: never by arrival); other hops list the most recent first by
+  ``seq``, then ``created_at``, then id;
 * a ``variable`` hop (``next in→ResearchGoal *``) walks one or more steps until it reaches the
   target label and keeps the path it took, intermediate steps included;
 * a hop that reaches nothing empties the whole chain (all-or-nothing);
-* the result holds the reached nodes (source first, then by hop, then most recent first,
-  capped at ``CHAIN_CAP``) and only the edges the walk crossed among them.
+* the result holds the reached nodes (source first, then by hop, then most recent first, paged
+  by ``CHAIN_CAP``; every page keeps the source and the anchors) and only the edges the walk
+  crossed among them.
 
 The hops are data (``HOPS``): a store that offers ``WalkReader`` (Neo4j) runs them in one
 request; elsewhere they run here, one ``expand`` and one ``get_nodes`` per hop (per level of a
@@ -29,9 +32,12 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError
+from resolvers.merging import newest
 from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
+from resolvers.search import decode_cursor, encode_cursor
 from resolvers.store import Hop, HopRecord, WalkReader
+from resolvers.validate import check_first
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -124,11 +130,23 @@ async def get_chain(
     *,
     session_id: str | None = None,
     version: int | None = None,
+    first: int | None = None,
+    after: str | None = None,
 ) -> GraphSlice:
-    """The nodes and edges of the ``kind`` walk from ``node_ref``; empty when any hop is."""
+    """The nodes and edges of the ``kind`` walk from ``node_ref``; empty when any hop is.
+
+    Paged: a page holds up to ``first`` nodes (default and maximum ``CHAIN_CAP``; at least one
+    more than its anchors): always the source and the chain's anchors — the targets of a final
+    variable hop (the goal of ``VIEW_GOAL``), which a long path would otherwise push off the
+    page — and the next further nodes from ``after``; ``end_cursor`` continues. Edges are those
+    walked among the page's nodes."""
+    size = check_first(first, CHAIN_CAP, CHAIN_CAP)
+    offset = decode_cursor(after)
     source = await resolve_node(store, node_ref, session_id=session_id, version=version)
-    hops = await _walk(store, source, HOPS[kind], session_id)
-    return _slice(source, hops) if hops is not None else GraphSlice([], [], 0)
+    walked = await _walk(store, source, HOPS[kind], session_id)
+    if walked is None:
+        return GraphSlice([], [], 0)
+    return _slice(source, HOPS[kind], walked, size, offset)
 
 
 async def chain_exists(
@@ -198,8 +216,9 @@ async def _single_hop(
     edges = await store.expand([node.id for node in frontier], hop.edge, hop.direction)
     far = [_far(edge, hop.direction) for edge in edges]
     fetched = await _fetch(store, [i for i in far if i not in reached], session_id)
+    order = recency if hop.limit is None else newest
     targets = sorted(
-        (node for node in fetched.values() if node.label in hop.targets), key=recency, reverse=True
+        (node for node in fetched.values() if node.label in hop.targets), key=order, reverse=True
     )
     if hop.limit is not None:
         targets = targets[: hop.limit]
@@ -258,11 +277,13 @@ def _paths(
     return HopRecord(list(nodes.values()), list(edges.values()))
 
 
-def _slice(source: NodeRecord, hops: Sequence[HopRecord]) -> GraphSlice:
+def _slice(
+    source: NodeRecord, hops: Sequence[Hop], walked: Sequence[HopRecord], size: int, offset: int
+) -> GraphSlice:
     hop_of = {source.id: 0}
     nodes = {source.id: source}
     edges: dict[tuple[EdgeType, str, str], tuple[int, EdgeRecord]] = {}
-    for index, hop in enumerate(hops, start=1):
+    for index, hop in enumerate(walked, start=1):
         for node in hop.nodes:
             nodes.setdefault(node.id, node)
             hop_of.setdefault(node.id, index)
@@ -270,11 +291,18 @@ def _slice(source: NodeRecord, hops: Sequence[HopRecord]) -> GraphSlice:
             edges.setdefault(edge.identity, (index, edge))
     ordered = sorted(nodes.values(), key=recency, reverse=True)
     ordered.sort(key=lambda node: hop_of[node.id])  # stable: by hop, then most recent
-    capped = ordered[:CHAIN_CAP]
-    kept = {node.id for node in capped}
+    anchors = {source.id}
+    if hops and hops[-1].variable:
+        anchors.update(node.id for node in walked[-1].nodes if node.label in hops[-1].targets)
+    rest = [node for node in ordered if node.id not in anchors]
+    page = rest[offset : offset + max(1, size - len(anchors))]
+    truncated = offset + len(page) < len(rest)
+    kept = anchors | {node.id for node in page}
     crossed = [
         edge
         for _, edge in sorted(edges.values(), key=lambda item: (item[0], *item[1].identity))
         if edge.source in kept and edge.target in kept
     ]
-    return GraphSlice(capped, crossed, len(ordered), len(ordered) > CHAIN_CAP)
+    cursor = encode_cursor(offset + len(page)) if truncated else None
+    nodes_kept = [node for node in ordered if node.id in kept]  # in chain order, anchors too
+    return GraphSlice(nodes_kept, crossed, len(ordered), truncated, cursor)

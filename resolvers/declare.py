@@ -16,6 +16,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from resolvers.errors import DeclareCode, DeclareRejectedError
+from resolvers.links import normalize_link
 from resolvers.observe import run_write
 from resolvers.records import (
     PDF_MEDIA_TYPE,
@@ -25,7 +26,6 @@ from resolvers.records import (
     artifact_key,
     node_id,
 )
-from resolvers.text import normalize_link
 
 if TYPE_CHECKING:
     from resolvers.events import ClaimDeclared, ClaimsLinked, EvidenceDeclared

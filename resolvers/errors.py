@@ -11,6 +11,7 @@ that is not a ``DomainError`` is unexpected and is masked there.
     ├── InvalidInputError               an argument fails validation (``field`` names it)
     ├── QueryLimitExceededError         a configured limit or the time budget was hit
     ├── StoreWriteError                 the store could not make a write durable
+    ├── KeyOwnedByOtherSessionError     a write would change a node another session created
     └── DeclareRejectedError            a declare failed a rule; ``code`` and ``instruction``
                                         tell the agent what to do instead
 """
@@ -74,6 +75,7 @@ class InvalidInputError(DomainError):
     def __init__(self, field: str | None, message: str) -> None:
         super().__init__(f"{field}: {message}" if field else message)
         self.field = field
+        self.reason = message
 
 
 class QueryLimitExceededError(DomainError):
@@ -84,6 +86,22 @@ class QueryLimitExceededError(DomainError):
 class StoreWriteError(DomainError):
     def __init__(self, message: str) -> None:
         super().__init__(message)
+
+
+class KeyOwnedByOtherSessionError(DomainError):
+    """A write from ``session_id`` would change the node ``node_id`` (domain key ``key``),
+    which belongs to ``owner_session_id``, the session that created it (SPEC §3.8). The whole
+    write is refused: nothing of it is stored."""
+
+    def __init__(self, node_id: str, key: str, owner_session_id: str, session_id: str) -> None:
+        super().__init__(
+            f"{key} belongs to session {owner_session_id}; session {session_id} may not change "
+            "it. Use ids of this session's own (e.g. a fresh executionId or artifactId)."
+        )
+        self.node_id = node_id
+        self.key = key
+        self.owner_session_id = owner_session_id
+        self.session_id = session_id
 
 
 class DeclareRejectedError(DomainError):

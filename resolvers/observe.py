@@ -3,6 +3,7 @@
 Every function applies one event in one transaction, idempotently and order-independently:
 a re-sent event changes nothing, and events arriving in any order converge to the graph of the
 in-order stream (late goals, scopes, versions and inputs are attached when they arrive).
+Which observation's facts a node keeps is decided by ``resolvers.merging``.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from resolvers.errors import StoreUnavailableError
+from resolvers.errors import KeyOwnedByOtherSessionError, StoreUnavailableError
 from resolvers.events import (
     ArtifactDeclared,
     Event,
@@ -24,6 +25,19 @@ from resolvers.events import (
     ToolCallObserved,
     UploadFileObserved,
 )
+from resolvers.links import normalize_link
+from resolvers.merging import (
+    TERMINAL_STATUSES,
+    artifact_rank,
+    end_rank,
+    goal_rank,
+    observation_rank,
+    paper_metadata,
+    pick_fields,
+    rank_text,
+    start_rank,
+    wins,
+)
 from resolvers.records import (
     SUBAGENT_TASK_TYPE,
     Direction,
@@ -33,9 +47,8 @@ from resolvers.records import (
     artifact_key,
     node_id,
 )
-from resolvers.steps import attach_main_head, attach_scope_head, child_key, insert_step, scope_key
-from resolvers.text import normalize_link
-from resolvers.validate import validate_event
+from resolvers.steps import attach_main_head, attach_scope_head, child_key, place_step, scope_key
+from resolvers.validate import RejectedRecord, validate_event
 from resolvers.writes import Writer, iso
 
 if TYPE_CHECKING:
@@ -47,17 +60,17 @@ E = TypeVar("E", bound=Event)
 
 WRITE_ATTEMPTS = 3
 RETRY_PAUSE = 0.05  # seconds, times the attempt number, jittered
-TERMINAL_STATUSES = frozenset({"completed", "failed", "cancelled", "timed_out", "error"})
 SUBAGENT_FALLBACK_SUMMARY = "Subagent completed without a text response."
 
 
 @dataclass(frozen=True, slots=True)
 class WriteResult:
-    """What one event wrote: the number of nodes and edges created or changed, and every node
-    it touched (changed or not)."""
+    """What one event wrote: the number of nodes and edges created or changed, every node it
+    touched (changed or not), and the records of a batch left out (``accept_products``)."""
 
     written: int
     node_ids: list[str]
+    rejected: tuple[RejectedRecord, ...] = ()
 
 
 async def run_write(
@@ -88,14 +101,6 @@ def normalise_status(status: str) -> str:
     return "completed" if status == "succeeded" else status
 
 
-def keep_terminal(old: NodeRecord, status: str) -> str:
-    """A terminal status never regresses to a running one."""
-    current = old.get("status")
-    if current in TERMINAL_STATUSES and status not in TERMINAL_STATUSES:
-        return str(current)
-    return status
-
-
 # --- uploads and the goal ------------------------------------------------------------------
 
 
@@ -110,15 +115,19 @@ async def _upload(writer: Writer, e: UploadFileObserved) -> None:
         "media_type": e.media_type,
         "size": e.size,
         "content_hash": e.content_hash,
-    }
-    created_props = {
-        **fields,
-        "file_id": e.file_id,
-        "origin": "user_upload",
         "uploaded_at": iso(e.uploaded_at) if e.uploaded_at else None,
     }
+    rank = rank_text(str(fields["uploaded_at"] or ""), fields=fields)
     source, _ = await writer.merge_node(
-        Label.SOURCE_FILE, e.file_id, e.session_id, create=created_props, update=fields
+        Label.SOURCE_FILE,
+        e.file_id,
+        e.session_id,
+        create={
+            **pick_fields(None, fields, rank, origins="fields_from"),
+            "file_id": e.file_id,
+            "origin": "user_upload",
+        },
+        update=lambda old: pick_fields(old.props, fields, rank, origins="fields_from"),
     )
     for goal in await _goals(writer, e.session_id):
         await writer.connect(EdgeType.FEEDS, source.id, goal)
@@ -131,20 +140,23 @@ async def observe_session_first_message(
 
 
 async def _first_message(writer: Writer, e: FirstMessageObserved) -> None:
+    fields = {
+        "core_objective": e.core_objective,
+        "domain": e.domain,
+        "topic_scope": list(e.topic_scope),
+        "sent_at": iso(e.sent_at) if e.sent_at else None,
+    }
+    rank = goal_rank(fields)
     goal, created = await writer.merge_node(
         Label.RESEARCH_GOAL,
         e.goal_id,
         e.session_id,
-        create={
-            "goal_id": e.goal_id,
-            "core_objective": e.core_objective,
-            "domain": e.domain,
-            "topic_scope": list(e.topic_scope),
-            "sent_at": iso(e.sent_at) if e.sent_at else None,
-        },
+        create={"goal_id": e.goal_id, **fields},
+        update=lambda old: fields if wins(rank, goal_rank(old.props)) else {},
+        erase=True,
     )
     if not created:
-        return  # the first message wins; a re-send changes nothing
+        return
     offset = 0
     while True:
         page = await writer.tx.list_nodes(
@@ -175,35 +187,59 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
     parent = e.parent_subagent_id
     key = child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
     finished = iso(e.finished_at)
-    call, created = await writer.merge_node(
-        Label.TOOL_CALL,
-        key,
+    fields = _code_fields(e, status)
+    rank = observation_rank(fields)
+    (stored,) = await writer.tx.get_nodes([node_id(Label.CODE, e.execution_id)])
+    newer = stored is None or wins(rank, observation_rank(stored.props))
+    call_fields = {
+        "tool_type": "execution" if parent else e.tool_type,
+        "tool_name": e.tool_name or e.tool,
+        "started_at": iso(e.started_at),
+        "parent_subtask_id": scope_key(parent) if parent else None,
+        "chain_at": finished,
+        "status": status,
+        "finished_at": finished,
+        "turn_id": e.turn_id,
+    }
+    call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, call_fields, newer)
+    code, _ = await writer.merge_node(
+        Label.CODE,
+        e.execution_id,
         e.session_id,
-        create={
-            "tool_type": "execution" if parent else e.tool_type,
-            "tool_name": e.tool_name or e.tool,
-            "started_at": iso(e.started_at),
-            "parent_subtask_id": scope_key(parent) if parent else None,
-            "chain_at": finished,
-            "status": status,
-            "finished_at": finished,
-            "turn_id": e.turn_id,
-        },
-        update=lambda old: {
-            "status": keep_terminal(old, status),
-            "finished_at": finished,
-            "turn_id": e.turn_id,
-        },
-        step=True,
+        create={"code_id": e.execution_id, **fields},
+        update=fields if newer else None,
+        erase=True,
     )
-    if created:
-        await insert_step(writer, call)
-    code = await _code(writer, e, status)
     await writer.connect(EdgeType.PRODUCES, call.id, code.id)
     for artifact in e.produced_artifacts:
-        await record_artifact(writer, e.session_id, code.id, artifact)
+        await record_artifact(writer, e.session_id, code.id, artifact, produced_at=finished)
     for file_id in e.input_source_files:
         await writer.connect(EdgeType.INPUT, node_id(Label.SOURCE_FILE, file_id), code.id)
+
+
+async def _merge_step(
+    writer: Writer,
+    label: Label,
+    key: str,
+    session_id: str,
+    fields: Mapping[str, Any],
+    newer: bool | Callable[[NodeRecord], Mapping[str, Any]],
+) -> tuple[NodeRecord, bool]:
+    """Merge a step (``newer``: whether ``fields`` replace the stored ones, or the update to
+    apply) and keep its chain position (``resolvers.steps.place_step``)."""
+    before: list[NodeRecord] = []
+
+    def update(old: NodeRecord) -> Mapping[str, Any]:
+        before.append(old)
+        if callable(newer):
+            return newer(old)
+        return fields if newer else {}
+
+    step, created = await writer.merge_node(
+        label, key, session_id, create=fields, update=update, step=True, erase=True
+    )
+    await place_step(writer, step, before[0] if before else None)
+    return step, created
 
 
 async def _set(writer: Writer, node: NodeRecord, **props: Any) -> NodeRecord:
@@ -213,8 +249,8 @@ async def _set(writer: Writer, node: NodeRecord, **props: Any) -> NodeRecord:
     return updated
 
 
-async def _code(writer: Writer, e: ExecutionObserved, status: str) -> NodeRecord:
-    fields = {
+def _code_fields(e: ExecutionObserved, status: str) -> dict[str, Any]:
+    return {
         "tool": e.tool,
         "language": e.language,
         "code_hash": e.code_hash,
@@ -227,14 +263,6 @@ async def _code(writer: Writer, e: ExecutionObserved, status: str) -> NodeRecord
         "env_hash": e.env_hash,
         "turn_id": e.turn_id,
     }
-    code, _ = await writer.merge_node(
-        Label.CODE,
-        e.execution_id,
-        e.session_id,
-        create={"code_id": e.execution_id, **fields},
-        update=lambda old: {**fields, "status": keep_terminal(old, status)},
-    )
-    return code
 
 
 async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteResult:
@@ -242,14 +270,26 @@ async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteR
 
 
 async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> None:
-    await record_artifact(writer, e.session_id, node_id(Label.CODE, e.execution_id), e.artifact)
+    code = node_id(Label.CODE, e.execution_id)
+    (producer,) = await writer.tx.get_nodes([code])
+    if producer is not None and producer.session_id != e.session_id:
+        # Its products are part of the producing session's graph: only that session adds any.
+        raise KeyOwnedByOtherSessionError(code, e.execution_id, producer.session_id, e.session_id)
+    await record_artifact(writer, e.session_id, code, e.artifact)
 
 
 async def record_artifact(
-    writer: Writer, session_id: str, code: str, artifact: ProducedArtifact
+    writer: Writer,
+    session_id: str,
+    code: str,
+    artifact: ProducedArtifact,
+    *,
+    produced_at: str | None = None,
 ) -> NodeRecord:
-    """Merge one artifact version produced by ``code`` with its lineage and inputs."""
+    """Merge one artifact version produced by ``code`` (at ``produced_at``, the execution's
+    finish, when known) with its lineage and inputs."""
     fields: Mapping[str, Any] = {
+        "produced_at": produced_at,
         "path": artifact.path,
         "media_type": artifact.media_type,
         "logical_name": artifact.logical_name,
@@ -257,12 +297,14 @@ async def record_artifact(
         "turn_id": artifact.turn_id,
         "content_hash": artifact.content_hash,
     }
+    rank = artifact_rank(fields)
     node, created = await writer.merge_node(
         Label.ARTIFACT,
         artifact_key(artifact.artifact_id, artifact.version),
         session_id,
         create={"artifact_id": artifact.artifact_id, "version": artifact.version, **fields},
-        update=fields,
+        update=lambda old: fields if wins(rank, artifact_rank(old.props)) else {},
+        erase=True,
     )
     await writer.connect(EdgeType.PRODUCES, code, node.id)
     if created:
@@ -308,31 +350,24 @@ async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
     links = _unique_links(e.products)
     status = normalise_status(e.status)
     count = e.result_count if e.result_count is not None else len(links)
-    call, created = await writer.merge_node(
-        Label.TOOL_CALL,
-        key,
-        e.session_id,
-        create={
-            "tool_type": e.tool_type,
-            "tool_name": e.tool_name,
-            "source": e.source,
-            "finished_at": at,
-            "retrieved_at": iso(e.retrieved_at) if e.retrieved_at else None,
-            "parent_subtask_id": scope_key(parent) if parent else None,
-            "chain_at": at,
-            "status": status,
-            "result_count": count,
-            "turn_id": e.turn_id,
-        },
-        update=lambda old: {
-            "status": keep_terminal(old, status),
-            "result_count": count,
-            "turn_id": e.turn_id,
-        },
-        step=True,
-    )
-    if created:
-        await insert_step(writer, call)
+    fields = {
+        "tool_type": e.tool_type,
+        "tool_name": e.tool_name,
+        "source": e.source,
+        "finished_at": at,
+        "retrieved_at": iso(e.retrieved_at) if e.retrieved_at else None,
+        "parent_subtask_id": scope_key(parent) if parent else None,
+        "chain_at": at,
+        "status": status,
+        "result_count": count,
+        "turn_id": e.turn_id,
+    }
+    rank = observation_rank(fields)
+
+    def newer(old: NodeRecord) -> Mapping[str, Any]:
+        return fields if wins(rank, observation_rank(old.props)) else {}
+
+    call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, fields, newer)
     for link, product in links.items():
         await _record_paper(writer, e.session_id, call.id, link, product, at)
 
@@ -365,15 +400,13 @@ async def _record_paper(
         # A new Paper has exactly one finder: this call (counted once, not create + update).
         create={
             "link": link,
-            **metadata,
+            **paper_metadata(None, metadata, at, call),
             "first_retrieved_at": at,
             "retrieved_at": at,
             "retrieval_count": 1,
         },
-        # Later retrievals enrich what is missing and never overwrite; the first retrieval is
-        # the earliest one, whatever order the searches arrive in.
         update=lambda old: {
-            **{k: v for k, v in metadata.items() if k not in old.props},
+            **paper_metadata(old.props, metadata, at, call),
             "first_retrieved_at": min(str(old.get("first_retrieved_at", at)), at),
         },
     )
@@ -423,22 +456,25 @@ async def _subagent(writer: Writer, e: SubagentObserved) -> None:
             "failure_reason": failure_reason,
         }
 
-    def update(old: NodeRecord) -> dict[str, Any]:
-        if terminal:
-            missing = {k: v for k, v in start_fields.items() if k not in old.props}
-            return {**missing, **end_fields}
-        return {**start_fields, "status": keep_terminal(old, status)}
+    started = start_rank(start_fields)
+    ended = end_rank(end_fields)
 
-    task, created = await writer.merge_node(
-        Label.TASK,
-        scope_key(e.subagent_id),
-        e.session_id,
-        create={**start_fields, "status": status, **end_fields, "chain_at": iso(e.started_at)},
-        update=update,
-        step=True,
+    def update(old: NodeRecord) -> dict[str, Any]:
+        changes: dict[str, Any] = {}
+        stored_terminal = old.get("status") in TERMINAL_STATUSES
+        if wins(started, start_rank(old.props)):
+            changes |= {**start_fields, "chain_at": start_fields["started_at"]}
+            if not terminal and not stored_terminal:
+                changes["status"] = status
+        if terminal and (not stored_terminal or wins(ended, end_rank(old.props))):
+            changes |= end_fields
+        return changes
+
+    create = {**start_fields, "status": status, **end_fields, "chain_at": iso(e.started_at)}
+    task, created = await _merge_step(
+        writer, Label.TASK, scope_key(e.subagent_id), e.session_id, create, update
     )
     if created:
-        await insert_step(writer, task)
         await attach_scope_head(writer, task)
 
 

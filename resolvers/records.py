@@ -193,6 +193,7 @@ class GraphSlice:
     edges: Sequence[EdgeRecord]
     total: int
     truncated: bool = False
+    end_cursor: str | None = None
 
 
 def clean_props(values: Mapping[str, Any]) -> dict[str, Any]:

@@ -19,8 +19,8 @@ import re
 from typing import TYPE_CHECKING, TypeGuard
 
 from resolvers.errors import InvalidInputError, NodeNotFoundError
+from resolvers.links import normalize_link
 from resolvers.records import Label, NodeRecord, artifact_key, split_node_id
-from resolvers.text import normalize_link
 
 if TYPE_CHECKING:
     from resolvers.store import GraphReader

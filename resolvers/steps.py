@@ -9,11 +9,12 @@ steps is attached to the current head.
 
 from __future__ import annotations
 
-from resolvers.records import EdgeType, Label, NodeRecord, node_id
+from resolvers.records import Direction, EdgeType, Label, NodeRecord, node_id
 from resolvers.writes import CHAIN_START, Writer
 
 MAIN_CHAIN = {"method": "temporal_chain", "inferred": True, "basis": "seq"}
 SCOPE_CHAIN = {"method": "scope_chain", "inferred": True, "basis": "seq"}
+IN, NEXT, CONTAINS = Direction.IN, EdgeType.NEXT, EdgeType.CONTAINS
 
 
 def scope_key(subagent_id: str) -> str:
@@ -24,11 +25,40 @@ def child_key(subagent_id: str, ref: str) -> str:
     return f"{scope_key(subagent_id)}:exec:{ref}"
 
 
+def position(step: NodeRecord) -> tuple[str, int]:
+    return str(step.get("chain_at")), step.seq
+
+
+async def place_step(writer: Writer, step: NodeRecord, before: NodeRecord | None) -> None:
+    """Link a step just merged into its chain: a new one (``before`` is ``None``) is inserted;
+    a re-observed one whose position changed is unlinked from its old place (two edges: it has
+    one predecessor and one successor) and inserted at the new one. O(log n) either way."""
+    if before is None:
+        await insert_step(writer, step)
+    elif position(before) != position(step):
+        await _unlink(writer, step)
+        await insert_step(writer, step)
+
+
+async def _unlink(writer: Writer, step: NodeRecord) -> None:
+    scope = step.get("parent_subtask_id")
+    props = SCOPE_CHAIN if scope else MAIN_CHAIN
+    after = await writer.neighbours(step.id, EdgeType.NEXT, Direction.OUT)
+    before = [(EdgeType.NEXT, n) for n in await writer.neighbours(step.id, EdgeType.NEXT, IN)]
+    if scope:
+        before += [(EdgeType.CONTAINS, n) for n in await writer.neighbours(step.id, CONTAINS, IN)]
+    for target in after:
+        await writer.disconnect(EdgeType.NEXT, step.id, target)
+    for edge_type, source in before:
+        await writer.disconnect(edge_type, source, step.id)
+        for target in after:
+            await writer.connect(edge_type, source, target, props if edge_type is NEXT else None)
+
+
 async def insert_step(writer: Writer, step: NodeRecord) -> None:
     """Link a newly created step between its chain neighbours."""
     scope = step.get("parent_subtask_id")
-    position = (str(step.get("chain_at")), step.seq)
-    before, after = await writer.tx.chain_neighbours(step.session_id, scope, position)
+    before, after = await writer.tx.chain_neighbours(step.session_id, scope, position(step))
     props = SCOPE_CHAIN if scope else MAIN_CHAIN
     if before is not None and after is not None:
         await writer.disconnect(EdgeType.NEXT, before.id, after.id)
@@ -55,7 +85,8 @@ async def _owners(writer: Writer, session_id: str, scope: str | None) -> list[st
     if scope is not None:
         scope_id = node_id(Label.TASK, scope)
         (node,) = await writer.tx.get_nodes([scope_id])
-        return [scope_id] if node is not None else []
+        # Another session's scope of the same subagent id never contains this session's steps.
+        return [scope_id] if node is not None and node.session_id == session_id else []
     goals = await writer.tx.list_nodes(
         labels=[Label.RESEARCH_GOAL], session_id=session_id, limit=16
     )

@@ -178,7 +178,11 @@ class GraphTransaction(GraphReader, Protocol):
     """One atomic write: every change becomes visible and durable together, or none does."""
 
     async def put_node(self, node: NodeRecord) -> None:
-        """Create the node or replace the stored one with the same id (whole record)."""
+        """Create the node or replace the stored one with the same id (whole record).
+
+        Raises ``KeyOwnedByOtherSessionError`` (and stores nothing) when the stored node has
+        another ``session_id``: a node belongs to the session that created it. The check and
+        the write are one atomic step, also against writers of other sessions (SPEC §3.8)."""
         ...
 
     async def delete_node(self, node_id: str) -> bool:

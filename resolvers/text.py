@@ -1,10 +1,9 @@
-"""Text rules shared by every backend: search tokens, searchable fields, link normalisation."""
+"""Text rules shared by every backend: search tokens and searchable fields (links: ``links``)."""
 
 from __future__ import annotations
 
 import re
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -96,73 +95,3 @@ def _field_text(value: Any) -> str:
     if isinstance(value, list | tuple):
         return " ".join(str(item) for item in value)
     return str(value)
-
-
-# --- link normalisation (SPEC §3.7) -------------------------------------------------------
-
-_DOI_PREFIXES = (
-    "https://doi.org/",
-    "http://doi.org/",
-    "https://dx.doi.org/",
-    "http://dx.doi.org/",
-    "doi.org/",
-    "dx.doi.org/",
-    "doi:",
-)
-_TRACKING = re.compile(r"^(utm_.*|fbclid|gclid)$", re.IGNORECASE)
-_DEFAULT_PORTS = {"https": "443", "http": "80"}
-
-
-def normalize_link(raw: str) -> str:
-    """The canonical form of a Paper link; ``""`` when nothing is left.
-
-    A link that is not a URL at all (``urlsplit`` refuses it, e.g. an unclosed ``[``) is kept as
-    written: it can still be stored and looked up, it just has no other spelling.
-    """
-    link = raw.strip()
-    if not link:
-        return ""
-    doi = _doi_of(link)
-    if doi is not None:
-        return f"https://doi.org/{doi.lower()}" if doi else ""
-    if "://" not in link:
-        link = "https://" + link.lstrip("/")
-    try:
-        parts = urlsplit(link)
-    except ValueError:
-        return link
-    scheme = parts.scheme.lower()
-    original_scheme = scheme
-    if scheme == "http":
-        scheme = "https"
-    host = (parts.hostname or "").rstrip(".")
-    port = parts.port if _has_valid_port(parts.netloc) else None
-    netloc = host
-    if port is not None and str(port) != _DEFAULT_PORTS.get(original_scheme) and port != 443:
-        netloc = f"{host}:{port}"
-    path = parts.path.rstrip("/")
-    query = urlencode(
-        [
-            (k, v)
-            for k, v in parse_qsl(parts.query, keep_blank_values=True)
-            if not _TRACKING.match(k)
-        ]
-    )
-    return urlunsplit((scheme, netloc, path, query, ""))
-
-
-def _doi_of(link: str) -> str | None:
-    lowered = link.lower()
-    for prefix in _DOI_PREFIXES:
-        if lowered.startswith(prefix):
-            return link[len(prefix) :].strip().split("#", 1)[0]
-    if lowered.startswith("10.") and "/" in link:
-        return link.split("#", 1)[0]
-    return None
-
-
-def _has_valid_port(netloc: str) -> bool:
-    try:
-        return urlsplit(f"//{netloc}").port is not None
-    except ValueError:
-        return False

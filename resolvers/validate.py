@@ -12,10 +12,15 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from resolvers.errors import InvalidInputError
+from resolvers.links import normalize_link
+
+if TYPE_CHECKING:
+    from resolvers.events import ToolCallObserved
 
 MAX_ID_LENGTH = 512
 MAX_TEXT_LENGTH = 200_000
@@ -134,6 +139,41 @@ def _check_number(name: str, value: int, path: str) -> None:
         raise InvalidInputError(path, "must not be negative")
     if abs(value) > 2**53:
         raise InvalidInputError(path, "out of range")
+
+
+@dataclass(frozen=True, slots=True)
+class RejectedRecord:
+    """One record of a batch left out of the write: its ``index`` in the batch, the ``field``
+    at fault (as the client wrote it) and why."""
+
+    index: int
+    field: str
+    message: str
+
+
+def accept_products(
+    event: ToolCallObserved, *, prefix: str = "input.products", link_field: str = "link"
+) -> tuple[ToolCallObserved, tuple[RejectedRecord, ...]]:
+    """SPEC §3.10, batches accept what is valid: the search without its invalid records (a
+    field breaking a rule, or a link that identifies nothing) and the records left out.
+
+    The search itself (its task id, times, status) is validated whole, as any event: a bad
+    field there is ``InvalidInput`` for the whole mutation. Runs at intake, before the event
+    is applied or journalled, so a replay applies exactly what was accepted."""
+    kept: list[Any] = []
+    rejected: list[RejectedRecord] = []
+    for index, product in enumerate(event.products):
+        path = f"{prefix}[{index}]"
+        try:
+            check_text("link", product.link, f"{path}.{link_field}")
+            validate_event(product, path)
+            if not normalize_link(product.link):
+                raise InvalidInputError(f"{path}.{link_field}", "identifies nothing")
+        except InvalidInputError as exc:
+            rejected.append(RejectedRecord(index, exc.field or path, exc.reason))
+        else:
+            kept.append(product)
+    return dataclasses.replace(event, products=tuple(kept)), tuple(rejected)
 
 
 def check_first(first: int | None, maximum: int, default: int, field: str = "first") -> int:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
+from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.records import (
     Direction,
     EdgeRecord,
@@ -54,12 +55,22 @@ class Writer:
         create: Mapping[str, Any],
         update: Update | None = None,
         step: bool = False,
+        erase: bool = False,
     ) -> tuple[NodeRecord, bool]:
         """Create the node with ``create`` (plus ``update``) props, or apply ``update`` to the
         stored one; ``None`` values never erase. A ``step`` gets a ``seq`` on creation.
-        Returns the node and whether it was created."""
+        Returns the node and whether it was created. With ``erase``, ``None`` values of an
+        update erase the stored ones: the update replaces a whole observation.
+
+        Ownership (SPEC §3.8): a node belongs to the session that created it. Merging a key
+        whose node another session created raises ``KeyOwnedByOtherSessionError``, even when
+        nothing would change: the event names the key as its own, and answering with the other
+        session's node would silently mix two sessions (its products, its chain). The store's
+        ``put_node`` enforces the same rule atomically, against concurrent creators."""
         identity = node_id(label, key, session_id)
         (existing,) = await self.tx.get_nodes([identity])
+        if existing is not None and existing.session_id != session_id:
+            raise KeyOwnedByOtherSessionError(identity, key, existing.session_id, session_id)
         if existing is None:
             props = clean_props({**create, **_resolve(update, None)})
             seq = await self.tx.next_seq(session_id) if step else 0
@@ -68,7 +79,9 @@ class Writer:
             await self._release_parked(node.id)
             return node, True
         changes = _resolve(update, existing)
-        node = existing.with_props(**clean_props(changes)) if changes else existing
+        if not erase:
+            changes = clean_props(changes)
+        node = existing.with_props(**changes) if changes else existing
         if node != existing:
             await self._save(node)
         self.touched[identity] = None

@@ -31,6 +31,7 @@ from resolvers.errors import (
     DeclareRejectedError,
     DomainError,
     InvalidInputError,
+    KeyOwnedByOtherSessionError,
     MemoryGraphDisabledError,
     NodeNotFoundError,
     QueryLimitExceededError,
@@ -63,6 +64,7 @@ class ErrorCode(Enum):
     ARTIFACT_NOT_FOUND = "ARTIFACT_NOT_FOUND"
     CLAIM_NOT_FOUND = "CLAIM_NOT_FOUND"
     QUERY_LIMIT_EXCEEDED = "QUERY_LIMIT_EXCEEDED"
+    KEY_OWNED_BY_OTHER_SESSION = "KEY_OWNED_BY_OTHER_SESSION"
 
 
 @strawberry.enum
@@ -119,6 +121,16 @@ class QueryLimitExceeded(Error):
     pass
 
 
+@strawberry.type(
+    description="The write would change a node that another session created; nothing was "
+    "written. `key` is the node's domain key, `ownerSessionId` the session it belongs to."
+)
+class KeyOwnedByOtherSession(Error):
+    key: str
+    node_id: strawberry.ID
+    owner_session_id: str
+
+
 def to_graphql(exc: DomainError) -> Error:
     """The union member for a domain error."""
     for kind, convert in _CONVERTERS:
@@ -161,6 +173,16 @@ _CONVERTERS: list[tuple[type[DomainError], Callable[[Any], Error]]] = [
     (
         QueryLimitExceededError,
         lambda e: QueryLimitExceeded(code=ErrorCode.QUERY_LIMIT_EXCEEDED, message=e.message),
+    ),
+    (
+        KeyOwnedByOtherSessionError,
+        lambda e: KeyOwnedByOtherSession(
+            code=ErrorCode.KEY_OWNED_BY_OTHER_SESSION,
+            message=e.message,
+            key=e.key,
+            node_id=strawberry.ID(e.node_id),
+            owner_session_id=e.owner_session_id,
+        ),
     ),
     (
         DeclareRejectedError,

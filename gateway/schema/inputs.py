@@ -10,7 +10,7 @@ import strawberry
 from gateway.schema.errors import Backend
 from resolvers import events
 from resolvers.errors import InvalidInputError
-from resolvers.validate import check_text, check_unicode, validate_event
+from resolvers.validate import check_text, check_unicode
 
 
 @strawberry.input
@@ -226,7 +226,8 @@ class ObserveMcpSearchInput:
 
     def to_event(self) -> events.ToolCallObserved:
         # Checked here so that an error names the field the client wrote, not the derived one
-        # (taskId and toolName are built from invocationId and source; records become products).
+        # (taskId and toolName are built from invocationId and source). Records become products,
+        # checked one by one by the mutation (``accept_products``).
         check_text("task_id", self.invocation_id, "input.invocationId")
         check_text("source", self.source, "input.source")
         products = tuple(
@@ -242,9 +243,6 @@ class ObserveMcpSearchInput:
             )
             for r in self.records or ()
         )
-        for index, product in enumerate(products):
-            check_text("link", product.link, f"input.records[{index}].url")
-            validate_event(product, f"input.records[{index}]")
         return events.ToolCallObserved(
             session_id=self.session_id,
             task_id=f"subtask:mcp:{self.invocation_id}",

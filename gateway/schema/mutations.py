@@ -39,20 +39,27 @@ from gateway.schema.results import (
     LinkClaimsResult,
     Observed,
     ObserveResult,
+    Rejected,
 )
 from resolvers import cleanup, declare, observe
 from resolvers.records import Label, artifact_key, node_id
+from resolvers.validate import accept_products
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from resolvers.events import Event
+    from resolvers.validate import RejectedRecord
 
 Ctx = Info[GraphContext, None]
 
 
-async def _observe(info: Ctx, event: Event) -> Observed:
+async def _observe(info: Ctx, event: Event, rejected: Sequence[RejectedRecord] = ()) -> Observed:
     result = await info.context.runtime.record(event)
     return Observed(
-        written=result.written, node_ids=[strawberry.ID(node) for node in result.node_ids]
+        written=result.written,
+        node_ids=[strawberry.ID(node) for node in result.node_ids],
+        rejected=[Rejected(index=r.index, field=r.field, message=r.message) for r in rejected],
     )
 
 
@@ -74,11 +81,15 @@ class GraphMutation:
 
     @strawberry.mutation(description="Mirror one MCP literature search and its Papers.")
     async def observe_mcp_search(self, info: Ctx, input: ObserveMcpSearchInput) -> ObserveResult:
-        return await _observe(info, input.to_event())
+        event, rejected = accept_products(
+            input.to_event(), prefix="input.records", link_field="url"
+        )
+        return await _observe(info, event, rejected)
 
     @strawberry.mutation(description="Mirror one search/fetch tool call and its Papers.")
     async def observe_tool_call(self, info: Ctx, input: ObserveToolCallInput) -> ObserveResult:
-        return await _observe(info, input.to_event())
+        event, rejected = accept_products(input.to_event())
+        return await _observe(info, event, rejected)
 
     @strawberry.mutation(description="Mirror a subagent's start or end (its scope Task).")
     async def observe_subagent(self, info: Ctx, input: ObserveSubagentInput) -> ObserveResult:

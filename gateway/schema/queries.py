@@ -61,6 +61,7 @@ def chain_of(found: GraphSlice) -> Chain:
         edges=Paced(GraphEdge.from_record(edge) for edge in found.edges),
         total=found.total,
         truncated=found.truncated,
+        end_cursor=found.end_cursor,
     )
 
 
@@ -187,9 +188,17 @@ class GraphQuery:
         kind: ChainKind,
         session_id: str | None = None,
         version: int | None = None,
+        first: int | None = None,
+        after: str | None = None,
     ) -> ChainResult:
         found = await chains.get_chain(
-            info.context.store, node_id, kind, session_id=session_id, version=version
+            info.context.store,
+            node_id,
+            kind,
+            session_id=session_id,
+            version=version,
+            first=first,
+            after=after,
         )
         return chain_of(found)
 
@@ -259,7 +268,7 @@ class GraphQuery:
         )
         return ArtifactProvenance(
             artifact=Artifact.from_record(found.artifact),
-            code=Code.from_record(found.code) if found.code else None,
+            producing_code=Code.from_record(found.code) if found.code else None,
             tool_call=ToolCall.from_record(found.tool_call) if found.tool_call else None,
             dependencies=[to_node(node) for node in found.dependencies],
         )

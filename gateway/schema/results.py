@@ -11,6 +11,7 @@ from gateway.schema.errors import (
     Backend,
     DeclareRejected,
     InvalidInput,
+    KeyOwnedByOtherSession,
     MemoryGraphDisabled,
     MemoryGraphUnreachable,
     NodeNotFound,
@@ -45,7 +46,7 @@ class Health:
     )
 
 
-@strawberry.type(description="A session's nodes and the edges among them.")
+@strawberry.type(description="Several products of one kind made inside one subagent scope.")
 class ProductGroup:
     id: strawberry.ID = strawberry.field(description="`_group:<scope task id>:<kind>`")
     scope_id: strawberry.ID
@@ -54,7 +55,11 @@ class ProductGroup:
     members: list[strawberry.ID]
 
 
-@strawberry.type
+@strawberry.type(
+    description="A session's nodes and the edges among them. Every edge's `source` and "
+    "`target` is the id of a node in `nodes` or, with `fold`, of a group in `groups` "
+    "(`_group:…`); a group's scope and members are in `nodes`."
+)
 class Subgraph:
     nodes: list[GraphNode]
     edges: list[GraphEdge]
@@ -82,12 +87,16 @@ class EdgeList:
     end_cursor: str | None
 
 
-@strawberry.type
+@strawberry.type(
+    description="A chain, paged: up to `first` nodes, always with the source node and the "
+    "chain's anchor (the goal of VIEW_GOAL); `endCursor` continues when `truncated`."
+)
 class Chain:
     nodes: list[GraphNode]
-    edges: list[GraphEdge]
-    total: int
+    edges: list[GraphEdge] = strawberry.field(description="The walked edges among `nodes`.")
+    total: int = strawberry.field(description="Every node of the whole chain.")
     truncated: bool
+    end_cursor: str | None = None
 
 
 @strawberry.type
@@ -136,15 +145,37 @@ class ProvenanceTrace:
 @strawberry.type(description="Addressing information of one artifact version and its inputs.")
 class ArtifactProvenance:
     artifact: Artifact
-    code: Code | None
+    producing_code: Code | None = strawberry.field(description="The Code that produced it.")
     tool_call: ToolCall | None
     dependencies: list[GraphNode]
+
+    @strawberry.field(
+        deprecation_reason="Use `producingCode`: `code` clashes with `Error.code` in client "
+        "documents that select both."
+    )
+    def code(self) -> Code | None:
+        return self.producing_code
+
+
+@strawberry.type(
+    name="RejectedRecord",
+    description="A record of a batch that was left out; the other records were recorded.",
+)
+class Rejected:
+    index: int = strawberry.field(description="Its position in the batch, from 0.")
+    field: str = strawberry.field(description="The field at fault, e.g. `input.records[3].url`.")
+    message: str
 
 
 @strawberry.type(description="What an observe wrote.")
 class Observed:
     written: int = strawberry.field(description="Nodes and edges created or changed.")
     node_ids: list[strawberry.ID] = strawberry.field(description="Every node the event touched.")
+    rejected: list[Rejected] = strawberry.field(
+        default_factory=list,
+        description="Records of a batch (a search's records or products) left out as invalid; "
+        "the valid ones were recorded. Empty when every record was accepted.",
+    )
 
 
 @strawberry.type
@@ -269,11 +300,15 @@ ArtifactProvenanceResult = Annotated[
     strawberry.union("ArtifactProvenanceResult"),
 ]
 ObserveResult = Annotated[
-    Observed | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
+    Observed | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | KeyOwnedByOtherSession,
     strawberry.union("ObserveResult"),
 ]
 DeclareArtifactResult = Annotated[
-    ArtifactRegistered | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput,
+    ArtifactRegistered
+    | MemoryGraphDisabled
+    | MemoryGraphUnreachable
+    | InvalidInput
+    | KeyOwnedByOtherSession,
     strawberry.union("DeclareArtifactResult"),
 ]
 DeclareEvidenceResult = Annotated[

@@ -186,7 +186,8 @@ async def test_searching_task_picks_the_newest_search(gql: GraphQLClient) -> Non
 
     found = [await b.chain(gql, PAPER_A, "VIEW_SEARCHING_TASK") for _ in range(3)]
 
-    assert all(ids(chain) == {PAPER_A, "ToolCall:subtask:mcp:q2"} for chain in found)
+    # The newest by its own retrieval time (SPEC §4), not the one that arrived last.
+    assert all(ids(chain) == {PAPER_A, "ToolCall:subtask:mcp:q1"} for chain in found)
 
 
 async def test_input_picks_the_newest_input(gql: GraphQLClient) -> None:

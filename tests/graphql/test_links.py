@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from resolvers.text import normalize_link
+from resolvers.links import normalize_link
 from tests import builders as b
 
 if TYPE_CHECKING:
@@ -92,3 +92,40 @@ async def test_evidence_keeps_the_normalised_link(gql: GraphQLClient) -> None:
 
     evidence = await b.node(gql, f"Evidence:{result['evidenceId']}")
     assert evidence["properties"]["source_paper_link"] == "https://x.org/a"
+
+
+async def test_distinct_arxiv_ids_stay_distinct_papers(gql: GraphQLClient) -> None:
+    papers = [b.paper("arXiv:2101.00001", "First"), b.paper("arXiv:2203.12345", "Second")]
+    await b.tool_call(gql, "s1", "subtask:mcp:q1", papers=papers)
+
+    graph = await b.subgraph(gql, "s1")
+
+    titles = {n["key"]: n["properties"]["title"] for n in graph["nodes"] if n["label"] == "PAPER"}
+    assert titles == {
+        "https://arxiv.org/abs/2101.00001": "First",
+        "https://arxiv.org/abs/2203.12345": "Second",
+    }
+
+
+async def test_evidence_for_an_identifier_never_found_is_rejected(gql: GraphQLClient) -> None:
+    await b.tool_call(gql, "s1", "subtask:mcp:q1", papers=[b.paper("PMID:31452104")])
+
+    found = await b.evidence(gql, "s1", link="https://pubmed.ncbi.nlm.nih.gov/31452104/")
+    missing = await b.evidence(gql, "s1", link="PMID:31452105")
+
+    assert found["__typename"] == "EvidenceDeclared"
+    assert missing["code"] == "SOURCE_PAPER_NOT_FOUND"
+
+
+async def test_spellings_of_one_doi_are_one_paper(gql: GraphQLClient) -> None:
+    spellings = [
+        "https://doi.org/10.1000/abc",
+        "https://doi.org/10.1000/abc/",
+        "https://doi.org/10.1000/abc?utm_source=feed",
+        "https://doi.org/10.1000/abc#sec",
+    ]
+    await b.tool_call(gql, "s1", "subtask:mcp:q1", papers=[b.paper(s) for s in spellings])
+
+    graph = await b.subgraph(gql, "s1")
+
+    assert b.node_ids(graph, "PAPER") == {"Paper:s1|https://doi.org/10.1000/abc"}

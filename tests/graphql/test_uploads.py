@@ -42,7 +42,7 @@ async def test_a_reupload_updates_the_file_and_keeps_a_known_media_type(
 ) -> None:
     await b.upload(gql, "s1", "data.csv", "text/csv", size=100, contentHash="hash-a")
 
-    await b.upload(gql, "s1", "data.csv", None, size=250, contentHash="hash-b")
+    await b.upload(gql, "s1", "data.csv", None, size=250, contentHash="hash-b", createdAt=b.at(5))
 
     graph = await b.subgraph(gql, "s1")
     props = b.props_of(graph, DATA)

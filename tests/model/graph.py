@@ -25,11 +25,24 @@ class Node:
     live: bool
     seq: int
     created_at: float
+    version: int = 0
+    own_time: str = ""
 
     @property
     def newest(self) -> tuple[int, float, str]:
         """The documented "most recent" order (larger = more recent)."""
         return self.seq, self.created_at, self.id
+
+    @property
+    def newest_pick(self) -> tuple[int, str, str]:
+        """The order of ``limit 1`` picks (SPEC §4): the newest by the node's own version or
+        time, never by arrival; the id breaks ties."""
+        return self.version, self.own_time, self.id
+
+
+OWN_TIMES = ("chain_at", "finished_at", "retrieved_at", "uploaded_at", "produced_at")
+"""A node's own time: a step's chain time, a Code's finish, a Paper's retrieval, an upload's
+time, the finish of the execution that produced an artifact version."""
 
 
 Edge = tuple[str, str, str]
@@ -74,6 +87,8 @@ def to_model(nodes: Iterable[NodeRecord], edges: Iterable[EdgeRecord]) -> Graph:
             not node.deleted,
             node.seq,
             node.created_at.timestamp(),
+            int(node.get("version", 0)),
+            str(next((node.props[name] for name in OWN_TIMES if name in node.props), "")),
         )
     graph.edges = {(edge.type.value, edge.source, edge.target) for edge in edges}
     return graph.index()

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from tests.model.graph import Edge, Graph
 
@@ -103,6 +103,10 @@ Found = tuple[list[str], list[str], set["Edge"]]
 """A hop's targets (the next frontier), every node it reached, the edges it crossed."""
 
 
+def _pick(graph: Graph) -> Callable[[str], tuple[int, str, str]]:
+    return lambda n: graph.nodes[n].newest_pick
+
+
 def _single(
     graph: Graph, frontier: Sequence[str], hop: Hop, session: str | None, reached: dict[str, int]
 ) -> Found | None:
@@ -114,7 +118,8 @@ def _single(
         and graph.visible(far, session)
         and graph.nodes[far].label in hop.targets
     }
-    kept = sorted(targets, key=lambda n: graph.nodes[n].newest, reverse=True)[: hop.limit]
+    order = (lambda n: graph.nodes[n].newest) if hop.limit is None else _pick(graph)
+    kept = sorted(targets, key=order, reverse=True)[: hop.limit]
     if not kept:
         return None
     return kept, kept, {edge for far, edge in moves if far in kept}

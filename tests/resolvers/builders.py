@@ -24,8 +24,8 @@ from resolvers.events import (
     ToolCallObserved,
     UploadFileObserved,
 )
+from resolvers.links import normalize_link
 from resolvers.records import Label, artifact_key, node_id
-from resolvers.text import normalize_link
 
 if TYPE_CHECKING:
     from collections.abc import Sequence

@@ -12,6 +12,7 @@ class ObserveExecution(BaseModel):
         "ObserveExecutionObserveExecutionMemoryGraphDisabled",
         "ObserveExecutionObserveExecutionMemoryGraphUnreachable",
         "ObserveExecutionObserveExecutionInvalidInput",
+        "ObserveExecutionObserveExecutionKeyOwnedByOtherSession",
     ] = Field(alias="observeExecution", discriminator="typename__")
 
 
@@ -35,6 +36,12 @@ class ObserveExecutionObserveExecutionMemoryGraphUnreachable(BaseModel):
 
 class ObserveExecutionObserveExecutionInvalidInput(BaseModel):
     typename__: Literal["InvalidInput"] = Field(alias="__typename")
+    code: ErrorCode
+    message: str
+
+
+class ObserveExecutionObserveExecutionKeyOwnedByOtherSession(BaseModel):
+    typename__: Literal["KeyOwnedByOtherSession"] = Field(alias="__typename")
     code: ErrorCode
     message: str
 

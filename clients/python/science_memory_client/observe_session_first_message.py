@@ -12,6 +12,7 @@ class ObserveSessionFirstMessage(BaseModel):
         "ObserveSessionFirstMessageObserveSessionFirstMessageMemoryGraphDisabled",
         "ObserveSessionFirstMessageObserveSessionFirstMessageMemoryGraphUnreachable",
         "ObserveSessionFirstMessageObserveSessionFirstMessageInvalidInput",
+        "ObserveSessionFirstMessageObserveSessionFirstMessageKeyOwnedByOtherSession",
     ] = Field(alias="observeSessionFirstMessage", discriminator="typename__")
 
 
@@ -39,6 +40,14 @@ class ObserveSessionFirstMessageObserveSessionFirstMessageMemoryGraphUnreachable
 
 class ObserveSessionFirstMessageObserveSessionFirstMessageInvalidInput(BaseModel):
     typename__: Literal["InvalidInput"] = Field(alias="__typename")
+    code: ErrorCode
+    message: str
+
+
+class ObserveSessionFirstMessageObserveSessionFirstMessageKeyOwnedByOtherSession(
+    BaseModel
+):
+    typename__: Literal["KeyOwnedByOtherSession"] = Field(alias="__typename")
     code: ErrorCode
     message: str
 

@@ -12,6 +12,7 @@ class ObserveToolCall(BaseModel):
         "ObserveToolCallObserveToolCallMemoryGraphDisabled",
         "ObserveToolCallObserveToolCallMemoryGraphUnreachable",
         "ObserveToolCallObserveToolCallInvalidInput",
+        "ObserveToolCallObserveToolCallKeyOwnedByOtherSession",
     ] = Field(alias="observeToolCall", discriminator="typename__")
 
 
@@ -35,6 +36,12 @@ class ObserveToolCallObserveToolCallMemoryGraphUnreachable(BaseModel):
 
 class ObserveToolCallObserveToolCallInvalidInput(BaseModel):
     typename__: Literal["InvalidInput"] = Field(alias="__typename")
+    code: ErrorCode
+    message: str
+
+
+class ObserveToolCallObserveToolCallKeyOwnedByOtherSession(BaseModel):
+    typename__: Literal["KeyOwnedByOtherSession"] = Field(alias="__typename")
     code: ErrorCode
     message: str
 

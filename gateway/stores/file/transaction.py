@@ -17,6 +17,7 @@ from gateway.stores.file.codec import (
     unpark_op,
 )
 from gateway.stores.file.reads import Reads
+from resolvers.errors import KeyOwnedByOtherSessionError
 
 if TYPE_CHECKING:
     import asyncio
@@ -43,6 +44,10 @@ class FileTransaction(Reads):
         self.ops.clear()
 
     async def put_node(self, node: NodeRecord) -> None:
+        stored = self._graph.nodes.get(node.id)
+        if stored is not None and stored.session_id != node.session_id:
+            # Atomic with the write: every transaction holds the store's one write lock.
+            raise KeyOwnedByOtherSessionError(node.id, node.key, stored.session_id, node.session_id)
         old = self._graph.put_node(node)
         self.ops.append(node_op(node))
         if old is None:

@@ -346,11 +346,17 @@ RAISE_SEQ: Final[LiteralString] = (
 )
 
 PUT_NODE: Final[dict[Label, LiteralString]] = {
-    Label(name): f"MERGE (n:{name} {{id: $id}}) WITH n, n._sm_order AS kept "
-    "SET n = $props SET n._sm_order = coalesce(kept, $order)"
+    Label(name): f"MERGE (n:{name} {{id: $id}}) "
+    "WITH n, n._sm_order AS kept, n.session_id AS owner "
+    "FOREACH (_ IN CASE WHEN owner IS NULL OR owner = $props.session_id THEN [1] ELSE [] END | "
+    "SET n = $props SET n._sm_order = coalesce(kept, $order)) "
+    "RETURN owner"
     for name in LABELS
 }
-"""Create or replace a node whole; concurrent identical writes converge on the constraint."""
+"""Create or replace a node whole, unless it belongs to another session: then nothing is set
+and ``owner`` names that session. The MERGE holds the ``id`` constraint's lock, so a
+concurrent creator from another session waits for this commit and then sees its owner;
+concurrent identical writes converge."""
 
 DELETE_NODE: Final[dict[Label, LiteralString]] = {
     Label(name): f"OPTIONAL MATCH (n:{name} {{id: $id}}) DETACH DELETE n RETURN count(n) AS deleted"

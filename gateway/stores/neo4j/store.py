@@ -69,7 +69,12 @@ from gateway.stores.neo4j.records import (
 )
 from gateway.stores.neo4j.schema import ensure_schema, upgrade_search
 from gateway.stores.neo4j.walks import Walks
-from resolvers.errors import QueryLimitExceededError, StoreUnavailableError, StoreWriteError
+from resolvers.errors import (
+    KeyOwnedByOtherSessionError,
+    QueryLimitExceededError,
+    StoreUnavailableError,
+    StoreWriteError,
+)
 from resolvers.records import (
     Backend,
     EdgeRecord,
@@ -199,12 +204,15 @@ class _Neo4jTransaction(Reads):
     async def put_node(self, node: NodeRecord) -> None:
         if label_of(node.id) is not node.label:
             raise ValueError(f"a node id must be <Label>:<key> of its label: {node.id!r}")
-        await self._fetch(
+        (record,) = await self._fetch(
             cypher.PUT_NODE[node.label],
             id=node.id,
             props=node_properties(node),
             order=self._store._clock(),
         )
+        owner = record["owner"]
+        if owner is not None and owner != node.session_id:
+            raise KeyOwnedByOtherSessionError(node.id, node.key, str(owner), node.session_id)
         self._written[node.id] = node
 
     async def delete_node(self, node_id: str) -> bool:

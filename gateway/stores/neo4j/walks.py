@@ -6,10 +6,11 @@ the same data is compiled into one statement (cached per walk) with the same rul
 request costs one round trip whatever its length:
 
 * a chain hop is a ``CALL`` over the frontier: live nodes (of ``$session``) of the target
-  labels not reached before, most recent first (``seq``, ``created_at``, id), the ``limit``
-  first; a variable hop is a ``SHORTEST 1`` quantified path from each frontier node through
-  such nodes to a target, keeping the nearest targets and their paths; an empty hop leaves no
-  row (all-or-nothing). What each hop added comes back; ``resolvers.chains`` assembles it.
+  labels not reached before, most recent first (``seq``, ``created_at``, id) — a ``limit``
+  hop newest first (version, own time, id) and the ``limit`` first; a variable hop is a
+  ``SHORTEST 1`` quantified path from each frontier node through such nodes to a target,
+  keeping the nearest targets and their paths; an empty hop leaves no row (all-or-nothing).
+  What each hop added comes back; ``resolvers.chains`` assembles it.
 
 A variable hop keeps a shortest path per target; where several are equally short the
 primitive walk keeps the one it met first. They agree wherever ``next`` forms simple chains,
@@ -48,6 +49,14 @@ def _recent(node: LiteralString) -> LiteralString:
     return f"{node}.seq DESC, {node}.created_at DESC, {node}.id DESC"
 
 
+def _newest(node: LiteralString) -> LiteralString:
+    """Newest first, as ``resolvers.merging.newest`` (the order of ``limit`` picks)."""
+    return (
+        f"coalesce({node}.version, 0) DESC, coalesce({node}.chain_at, {node}.finished_at, "
+        f"{node}.retrieved_at, {node}.uploaded_at, {node}.produced_at, '') DESC, {node}.id DESC"
+    )
+
+
 def _live(node: LiteralString) -> LiteralString:
     """``resolvers.resolve.in_scope``: live, and of ``$session`` unless it is null."""
     return f"{node}._sm_live AND ($session IS NULL OR {node}.session_id = $session)"
@@ -64,12 +73,14 @@ def _arrow(types: LiteralString, direction: Direction, name: LiteralString) -> L
 
 def _single_hop(hop: Hop) -> LiteralString:
     limit: LiteralString = ""
+    order = _recent("n")
     if hop.limit is not None:
         limit = "WITH found[..$limits[size(hops)]] AS found "
+        order = _newest("n")
     return (
         f"UNWIND frontier AS f MATCH (f){_arrow(type_name(hop.edge), hop.direction, 'r')}"
         f"(n:{any_label(hop.targets)}) WHERE {_live('n')} AND NOT n.id IN reached "
-        f"WITH n, collect(r) AS crossed ORDER BY {_recent('n')} "
+        f"WITH n, collect(r) AS crossed ORDER BY {order} "
         "WITH collect({node: n, crossed: crossed}) AS found "
         f"{limit}RETURN [x IN found | x.node] AS found, [x IN found | x.node] AS added, "
         "reduce(a = [], x IN found | a + x.crossed) AS crossed"

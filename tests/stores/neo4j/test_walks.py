@@ -208,7 +208,8 @@ async def test_the_chain_cap_applies_to_native_walks(
     generic = await get_chain(walker, latest, ChainKind.VIEW_GOAL)
 
     assert native == generic
-    assert (len(native.nodes), native.truncated) == (3, True)
+    # A page keeps its source and both goals of the session (the anchors) plus one more step.
+    assert (len(native.nodes), native.truncated) == (4, True)
 
 
 async def test_the_publishing_store_offers_the_walks_of_the_store_it_wraps(

@@ -1,0 +1,142 @@
+"""Ownership (SPEC §3.8): a node belongs to the session that created it; a write from another
+session that would change it is refused whole, naming the key and the owner."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any
+
+from tests import builders as b
+
+if TYPE_CHECKING:
+    from tests.conftest import GraphQLClient
+
+OWNED = (
+    "__typename ... on Observed { written nodeIds } ... on Error { code message } "
+    "... on KeyOwnedByOtherSession { key nodeId ownerSessionId }"
+)
+
+
+async def _execution(gql: GraphQLClient, session: str, execution_id: str, **extra: Any) -> Any:
+    value = {
+        "executionId": execution_id,
+        "sessionId": session,
+        "turnId": "turn-1",
+        "tool": f"tool-{session}",
+        "codeHash": f"hash-{session}",
+        "status": extra.pop("status", "succeeded"),
+        "startedAt": b.at(1),
+        "finishedAt": b.at(extra.pop("finished", 2)),
+        **extra,
+    }
+    return await b.mutate(gql, "observeExecution", "ObserveExecutionInput", value, OWNED)
+
+
+NODE = "query($id: ID!) { node(nodeId: $id) { ... on GraphNode { sessionId properties } } }"
+
+
+async def _props(gql: GraphQLClient, node_id: str) -> dict[str, Any]:
+    node = (await gql.execute(NODE, id=node_id))["node"]
+    props: dict[str, Any] = node["properties"]
+    return {"sessionId": node["sessionId"], **props}
+
+
+async def test_another_session_reusing_an_execution_id_is_refused(gql: GraphQLClient) -> None:
+    await _execution(gql, "A", "exec-1", producedArtifacts=[b.artifact("fig-a")])
+    before = await _props(gql, "Code:exec-1"), await _props(gql, "ToolCall:subtask:exec-1")
+
+    refused = await _execution(
+        gql, "B", "exec-1", status="failed", finished=9, producedArtifacts=[b.artifact("fig-b")]
+    )
+
+    assert refused["__typename"] == "KeyOwnedByOtherSession"
+    assert refused["code"] == "KEY_OWNED_BY_OTHER_SESSION"
+    assert (refused["ownerSessionId"], refused["key"]) == ("A", "subtask:exec-1")
+    after = await _props(gql, "Code:exec-1"), await _props(gql, "ToolCall:subtask:exec-1")
+    assert after == before
+    graph_b = await b.subgraph(gql, "B")
+    assert graph_b["nodes"] == []  # nothing of the refused event was written
+
+
+async def test_the_owner_resending_its_event_stays_idempotent(gql: GraphQLClient) -> None:
+    first = await _execution(gql, "A", "exec-1")
+
+    again = await _execution(gql, "A", "exec-1")
+
+    assert again["__typename"] == "Observed"
+    assert (again["written"], again["nodeIds"]) == (0, first["nodeIds"])
+
+
+async def test_an_artifact_version_remirrored_by_another_session_is_refused(
+    gql: GraphQLClient,
+) -> None:
+    await _execution(gql, "A", "exec-a", producedArtifacts=[b.artifact("fig", path="a.png")])
+
+    refused = await _execution(
+        gql, "B", "exec-b", producedArtifacts=[b.artifact("fig", path="b.png")]
+    )
+
+    assert refused["__typename"] == "KeyOwnedByOtherSession"
+    assert (refused["key"], refused["nodeId"]) == ("fig#v1", "Artifact:fig#v1")
+    artifact = await _props(gql, "Artifact:fig#v1")
+    assert (artifact["sessionId"], artifact["path"]) == ("A", "a.png")
+    assert (await b.subgraph(gql, "B"))["nodes"] == []
+
+
+async def test_declaring_an_artifact_of_another_sessions_code_is_refused(
+    gql: GraphQLClient,
+) -> None:
+    await _execution(gql, "A", "exec-a")
+
+    refused = await b.mutate(
+        gql,
+        "declareArtifact",
+        "DeclareArtifactInput",
+        {"sessionId": "B", "executionId": "exec-a", "artifact": b.artifact("fig-b")},
+        "__typename ... on Error { code } ... on KeyOwnedByOtherSession { ownerSessionId }",
+    )
+
+    assert refused == {
+        "__typename": "KeyOwnedByOtherSession",
+        "code": "KEY_OWNED_BY_OTHER_SESSION",
+        "ownerSessionId": "A",
+    }
+    missing = await b.node(gql, "Artifact:fig-b#v1")
+    assert missing["__typename"] == "NodeNotFound"
+
+
+async def test_a_later_session_may_still_read_another_sessions_version(
+    gql: GraphQLClient,
+) -> None:
+    await _execution(gql, "A", "exec-a", producedArtifacts=[b.artifact("data")])
+
+    read = await _execution(
+        gql,
+        "B",
+        "exec-b",
+        producedArtifacts=[
+            b.artifact("plot", inputArtifactVersions=[{"artifactId": "data", "version": 1}])
+        ],
+    )
+
+    assert read["__typename"] == "Observed"
+    graph = await b.subgraph(gql, "B")
+    assert {n["id"] for n in graph["nodes"]} >= {"Code:exec-b", "Artifact:plot#v1"}
+    edges = await gql.execute(
+        "{ edgesByType(types: [INPUT]) { ... on EdgeList { edges { source target } } } }"
+    )
+    assert {"source": "Artifact:data#v1", "target": "Code:exec-b"} in edges["edgesByType"]["edges"]
+
+
+async def test_concurrent_creators_of_one_key_leave_one_owner(gql: GraphQLClient) -> None:
+    results = await asyncio.gather(
+        *(_execution(gql, session, "exec-1") for session in ("A", "B", "C", "D"))
+    )
+
+    kinds = sorted(result["__typename"] for result in results)
+    assert kinds == ["KeyOwnedByOtherSession"] * 3 + ["Observed"]
+    (winner,) = [s for s, r in zip("ABCD", results, strict=True) if r["__typename"] == "Observed"]
+    code = await _props(gql, "Code:exec-1")
+    assert (code["sessionId"], code["tool"]) == (winner, f"tool-{winner}")
+    owners = {r["ownerSessionId"] for r in results if r["__typename"] != "Observed"}
+    assert owners == {winner}

@@ -1,0 +1,71 @@
+"""Write semantics against the model (SPEC §3): random streams for two sessions sharing keys,
+delivered in any order and duplicated, leave the graph the model describes, on every backend.
+
+One store serves all examples of a test; each example's ids carry their own prefix, so examples
+never see each other's nodes.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+from typing import TYPE_CHECKING
+
+from hypothesis import HealthCheck, given, settings
+
+from tests.model.write_model import Goal, Run, Search, Upload, Version, WriteModel
+from tests.model.write_streams import apply, delivered, graph
+
+if TYPE_CHECKING:
+    from resolvers.store import GraphStore
+    from tests.model.write_model import Event
+
+settings.register_profile(
+    "write-model",
+    max_examples=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+settings.register_profile(
+    "write-model-long", settings.get_profile("write-model"), max_examples=1000
+)
+PROFILE = settings.get_profile(
+    "write-model-long" if os.environ.get("HYPOTHESIS_PROFILE") == "long" else "write-model"
+)
+_EXAMPLES = itertools.count()
+
+
+async def _check(store: GraphStore, events: list[Event]) -> None:
+    prefix = f"m{next(_EXAMPLES)}x"
+    model = WriteModel()
+    expected_accepted = [model.apply(event) for event in events]
+
+    accepted = await apply(store, events, prefix)
+    nodes, edges = await graph(store, prefix)
+
+    assert accepted == expected_accepted
+    assert nodes == model.nodes()
+    assert edges == model.edges()
+
+
+@PROFILE
+@given(events=delivered())
+async def test_any_delivery_leaves_the_graph_of_the_model(
+    store: GraphStore, events: list[Event]
+) -> None:
+    await _check(store, events)
+
+
+async def test_a_shared_execution_id_is_refused_and_a_shared_input_allowed(
+    store: GraphStore,
+) -> None:
+    events: list[Event] = [
+        Run("B", "x1", 20, "completed", reads=(("f0", 1),)),
+        Goal("A"),
+        Run("A", "x0", 10, "completed", (Version("f0", 1, "f0-v1.png"),)),
+        Run("B", "x0", 30, "failed"),
+        Search("A", "q0", 5),
+        Upload("A", "a.csv", 1, 10),
+    ]
+
+    await _check(store, events)

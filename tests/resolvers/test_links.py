@@ -1,0 +1,208 @@
+"""Paper identity (SPEC §3.7): every spelling of one identifier has one canonical form, and two
+distinct identifiers never share one. The spellings are those literature tools and agents
+return; the expected forms are written out from the rules in ``resolvers.links``."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from resolvers.links import normalize_link
+
+DOI = "https://doi.org/10.1000/abc"
+NATURE = "https://doi.org/10.1038/nature12373"
+ARXIV = "https://arxiv.org/abs/2101.00001"
+ARXIV_OLD = "https://arxiv.org/abs/hep-th/9901001"
+PMID = "https://pubmed.ncbi.nlm.nih.gov/31452104"
+PMCID = "https://pmc.ncbi.nlm.nih.gov/articles/PMC6712345"
+ISBN = "isbn:9780262033848"
+
+SPELLINGS: dict[str, list[str]] = {
+    DOI: [
+        "10.1000/abc",
+        "10.1000/ABC",
+        "doi:10.1000/abc",
+        "DOI:10.1000/abc",
+        "doi: 10.1000/abc",
+        "DOI 10.1000/abc",
+        "info:doi/10.1000/abc",
+        "urn:doi:10.1000/abc",
+        "doi.org/10.1000/abc",
+        "dx.doi.org/10.1000/abc",
+        "https://doi.org/10.1000/abc",
+        "http://doi.org/10.1000/abc",
+        "https://dx.doi.org/10.1000/abc",
+        "http://dx.doi.org/10.1000/abc",
+        "https://www.doi.org/10.1000/abc",
+        "HTTPS://DOI.ORG/10.1000/ABC",
+        "https://doi.org/10.1000/abc/",
+        "https://doi.org/10.1000/abc?utm_source=feed",
+        "https://doi.org/10.1000/abc?download=true",
+        "https://doi.org/10.1000/abc#sec",
+        "https://doi.org/10.1000/abc/?utm_source=feed#sec",
+        "doi.org/10.1000/abc?x=1",
+        "https://doi.org/10.1000%2Fabc",
+        "  10.1000/abc  ",
+        "10.1000/abc#abstract",
+    ],
+    NATURE: [
+        "10.1038/Nature12373",
+        "doi:10.1038/NATURE12373",
+        "https://doi.org/10.1038/nature12373",
+    ],
+    ARXIV: [
+        "arXiv:2101.00001",
+        "arxiv:2101.00001",
+        "ARXIV: 2101.00001",
+        "arXiv:2101.00001v1",
+        "arXiv:2101.00001v12",
+        "https://arxiv.org/abs/2101.00001",
+        "http://arxiv.org/abs/2101.00001v2",
+        "arxiv.org/abs/2101.00001",
+        "https://arxiv.org/pdf/2101.00001",
+        "https://arxiv.org/pdf/2101.00001v3.pdf",
+        "https://arxiv.org/pdf/2101.00001.pdf",
+        "https://arxiv.org/html/2101.00001v1",
+        "https://export.arxiv.org/abs/2101.00001",
+        "https://www.arxiv.org/abs/2101.00001/",
+        "https://arxiv.org/abs/2101.00001?context=cs",
+        "https://arxiv.org/abs/2101.00001#S2",
+        "10.48550/arXiv.2101.00001",
+        "https://doi.org/10.48550/arXiv.2101.00001",
+    ],
+    ARXIV_OLD: [
+        "arXiv:hep-th/9901001",
+        "arXiv:hep-th/9901001v2",
+        "https://arxiv.org/abs/hep-th/9901001",
+        "http://arxiv.org/pdf/hep-th/9901001v1.pdf",
+    ],
+    PMID: [
+        "PMID:31452104",
+        "pmid:31452104",
+        "PMID: 31452104",
+        "PMID 31452104",
+        "info:pmid/31452104",
+        "https://pubmed.ncbi.nlm.nih.gov/31452104/",
+        "https://pubmed.ncbi.nlm.nih.gov/31452104",
+        "pubmed.ncbi.nlm.nih.gov/31452104/?from_term=x",
+        "http://www.ncbi.nlm.nih.gov/pubmed/31452104",
+        "https://ncbi.nlm.nih.gov/pubmed/31452104",
+    ],
+    PMCID: [
+        "PMC6712345",
+        "pmc6712345",
+        "PMCID:PMC6712345",
+        "PMCID: PMC6712345",
+        "pmcid:6712345",
+        "https://www.ncbi.nlm.nih.gov/pmc/articles/PMC6712345/",
+        "https://ncbi.nlm.nih.gov/pmc/articles/PMC6712345",
+        "https://pmc.ncbi.nlm.nih.gov/articles/PMC6712345/",
+        "http://pmc.ncbi.nlm.nih.gov/articles/pmc6712345",
+    ],
+    ISBN: [
+        "isbn:9780262033848",
+        "ISBN:978-0-262-03384-8",
+        "ISBN 978-0-262-03384-8",
+        "ISBN-13: 978-0-262-03384-8",
+        "isbn:0262033844",
+        "ISBN 0-262-03384-4",
+        "ISBN-10: 0 262 03384 4",
+        "urn:isbn:9780262033848",
+        "URN:ISBN:0-262-03384-4",
+    ],
+    "isbn:9780804429573": ["isbn:080442957x", "ISBN 0-8044-2957-X"],  # check digit X
+    "urn:nbn:de:101-1234": ["urn:nbn:de:101-1234", "URN:NBN:de:101-1234", " urn:NBN:de:101-1234 "],
+    "s2:649def34f8be52c8b66281af98ae884c09aef38b": [
+        "s2:649def34f8be52c8b66281af98ae884c09aef38b",
+        "S2:649def34f8be52c8b66281af98ae884c09aef38b",
+    ],
+    "openalex:W2741809807": ["openalex:W2741809807", "OpenAlex: W2741809807"],
+    "https://x.org/a": [
+        "https://x.org/a",
+        "http://x.org/a",
+        "HTTPS://X.ORG/a",
+        "https://x.org/a/",
+        "https://x.org/a#top",
+        "https://user:secret@x.org/a",
+        "https://x.org:443/a",
+        "http://x.org:80/a",
+        "https://x.org./a",
+        "x.org/a",
+        "//x.org/a",
+        "https://x.org/a?utm_source=feed&fbclid=1&gclid=2",
+    ],
+    "https://x.org/a?flag": ["https://x.org/a?flag", "https://x.org/a/?flag#s", "x.org/a?flag"],
+    "https://x.org/a?page=2&id=7": ["https://x.org/a?utm_medium=m&page=2&UTM_source=s&id=7"],
+    "https://[::1]/a": ["https://[::1]/a", "http://[::1]:80/a", "[::1]/a"],
+    "https://[2001:db8::1]:8443/p": ["https://[2001:DB8::1]:8443/p/"],
+    "https://localhost:8000/a": ["localhost:8000/a", "http://localhost:8000/a"],
+    "https://x.org:8080/A": ["x.org:8080/A", "http://X.org:8080/A/"],
+}
+
+CASES = [(raw, canonical) for canonical, raws in SPELLINGS.items() for raw in raws]
+
+
+def test_the_table_is_large() -> None:
+    assert len(CASES) >= 60
+
+
+@pytest.mark.parametrize(("raw", "canonical"), CASES)
+def test_a_spelling_becomes_its_canonical_form(raw: str, canonical: str) -> None:
+    assert normalize_link(raw) == canonical
+
+
+DISTINCT = [
+    "arXiv:2101.00001",
+    "arXiv:2203.12345",
+    "arXiv:2101.00002",
+    "arXiv:hep-th/9901001",
+    "arXiv:hep-th/9901002",
+    "PMID:31452104",
+    "PMID:31452105",
+    "PMC6712345",
+    "PMC6712346",
+    "isbn:9780262033848",
+    "isbn:9780262046305",
+    "ISBN 0-262-03384-5",  # a wrong check digit: not the valid 0-262-03384-4
+    "urn:nbn:de:101-1234",
+    "urn:nbn:de:101-1235",
+    "urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66",
+    "s2:649def34f8be52c8b66281af98ae884c09aef38b",
+    "s2:0000000000000000000000000000000000000000",
+    "s2:12345",
+    "10.1000/abc",
+    "10.1000/abd",
+    "10.1000/abc.v2",
+    "https://x.org/a",
+    "https://x.org/A",
+    "https://x.org/a?flag",
+    "https://x.org/a?flag=",
+    "https://x.org/a?id=1",
+    "https://x.org/a?id=2",
+    "https://x.org:8080/a",
+    "https://[::1]/a",
+    "https://[::2]/a",
+    "PMID:abc",
+    "pmcid:xyz",
+]
+
+
+def test_distinct_identifiers_never_merge() -> None:
+    merged = [
+        (first, second)
+        for first, second in itertools.combinations(DISTINCT, 2)
+        if normalize_link(first) == normalize_link(second)
+    ]
+
+    assert merged == []
+
+
+@pytest.mark.parametrize("raw", ["", "  ", "doi:", "arXiv:", "s2:", "https://doi.org/"])
+def test_nothing_identifying_is_empty(raw: str) -> None:
+    assert normalize_link(raw) == ""
+
+
+@pytest.mark.parametrize(("raw", "canonical"), CASES)
+def test_the_canonical_form_is_a_fixed_point(raw: str, canonical: str) -> None:
+    assert normalize_link(normalize_link(raw)) == canonical
