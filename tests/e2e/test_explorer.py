@@ -105,6 +105,33 @@ def size(url: str, session: str) -> tuple[int, int]:
     return len(graph["nodes"]), graph["total"]
 
 
+def read(url: str, query: str, **variables: Any) -> dict[str, Any]:
+    response = httpx.post(
+        f"{url}/graphql",
+        json={"query": query, "variables": variables},
+        headers={"Authorization": f"Bearer {READ}"},
+        timeout=60,
+    )
+    data: dict[str, Any] = response.json()["data"]
+    return data
+
+
+ARTIFACT_CHAINS = [
+    "VIEW_CONTAINED_CLAIMS",
+    "VIEW_CITING_CLAIM_FOR_ARTIFACT",
+    "VIEW_PRODUCING_CODE",
+    "VIEW_CITING_EVIDENCE_FOR_ARTIFACT",
+    "VIEW_CITED_PAPER",
+    "VIEW_RELATED_TASK",
+]
+EXISTS = """query($id: ID!, $kinds: [ChainKind!]!) { chainExists(nodeId: $id, kinds: $kinds) {
+  ... on ChainAvailability { entries { kind exists } } } }"""
+CITED = """query($id: ID!) { getChain(nodeId: $id, kind: VIEW_CITED_PAPER) {
+  ... on Chain { nodes { id } } } }"""
+TRACE = """query($id: ID!) { traceProvenance(nodeId: $id) {
+  ... on ProvenanceTrace { broken truncated reason } } }"""
+
+
 def test_the_explorer_draws_a_session_and_highlights_chains_and_traces(
     explored: tuple[Gateway, Session], request: pytest.FixtureRequest
 ) -> None:
@@ -114,6 +141,9 @@ def test_the_explorer_draws_a_session_and_highlights_chains_and_traces(
     report = session.probes.report
     recorded, total = size(gateway.url, session.session_id)
     assert recorded == total  # the page can show the whole session
+    exists = read(gateway.url, EXISTS, id=report, kinds=ARTIFACT_CHAINS)["chainExists"]
+    cited = read(gateway.url, CITED, id=report)["getChain"]["nodes"]
+    traced = read(gateway.url, TRACE, id=report)["traceProvenance"]
 
     run: dict[str, Any] = run_node(
         CLIENTS / "e2e" / "explorer.mjs",
@@ -136,12 +166,13 @@ def test_the_explorer_draws_a_session_and_highlights_chains_and_traces(
     assert run["drawn"]["nodes"] > 0
     assert run["drawn"]["folded"] > 0  # the generated session has subagent scopes
     buttons = {button["kind"]: button["enabled"] for button in run["buttons"]}
-    assert buttons["VIEW_CITED_PAPER"] is True
-    assert buttons["VIEW_CONTAINED_CLAIMS"] is True
-    assert False in buttons.values() or len(buttons) == 6
-    assert report in run["chain"]["nodes"]
+    assert buttons == {entry["kind"]: entry["exists"] for entry in exists["entries"]}
+    assert False in buttons.values()  # the report is cited by no claim: that button is grey
+    assert run["chain"]["nodes"] == [node["id"] for node in cited]
     assert any(node.startswith("Paper:") for node in run["chain"]["nodes"])
     assert run["chain"]["lit"] >= len(run["chain"]["nodes"])
+    verdict = {name: run["trace"][name] for name in ("broken", "truncated", "reason")}
+    assert verdict == traced
     assert run["trace"]["broken"] is False
     assert report in run["trace"]["litNodes"]
     assert "reached the goal" in run["trace"]["verdict"]
