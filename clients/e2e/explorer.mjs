@@ -157,7 +157,9 @@ try {
   const liveMs = Date.now() - liveStarted;
   await page.evaluate(() => {
     const cy = window.explorer.cy;
-    cy.fit(cy.getElementById("Artifact:live-figure#v1").closedNeighborhood().closedNeighborhood(), 80);
+    const grown = ["ToolCall:subtask:live-exec", "Code:live-exec", "Artifact:live-figure#v1"]
+      .reduce((all, id) => all.union(cy.getElementById(id)), cy.collection());
+    cy.fit(grown, 250);
   });
   await page.screenshot({ path: `${prefix}-live.png` });
 

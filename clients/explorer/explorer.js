@@ -105,6 +105,15 @@
     state.unfolded.clear();
     graph.nodes.forEach(addNode);
     graph.edges.forEach(addEdge);
+    if (graph.truncated) {
+      // The newest 5,000 nodes came; the goal and the uploads are among the oldest: fetch them.
+      const roots = await gql(
+        `query Roots($s: String!) { nodesByType(labels: [RESEARCH_GOAL, SOURCE_FILE], sessionId: $s, first: 500) {
+          ... on NodeList { nodes { ${NODE_FIELDS} } } } }`,
+        { s: session },
+      );
+      (roots.nodesByType.nodes || []).forEach(addNode);
+    }
     render(true);
     explorer.firstRenderMs = performance.now() - started;
     const cut = graph.truncated ? ` (first 5000 of ${graph.total})` : "";

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import subprocess
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,3 +155,24 @@ async def test_the_reviewer_token_may_query_graphql_but_not_mutate(gateway_url: 
     assert query.json() == {"data": {"__typename": "Query"}}
     assert mutation.json()["errors"][0]["extensions"]["code"] == "FORBIDDEN"
     assert health.json()["enabled"] is True
+
+
+def test_stdio_on_a_directory_a_gateway_serves_points_to_its_endpoint(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, internal_token=INTERNAL)
+    server = stdio(tmp_path)
+
+    with serving(create_app(settings)):
+        done = subprocess.run(
+            [server.command, *server.args],
+            env=server.env,
+            cwd=server.cwd,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+
+    assert done.returncode == 1
+    assert "/mcp" in done.stderr
+    assert done.stdout == ""
