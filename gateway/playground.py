@@ -27,10 +27,12 @@ ASSETS_URL = "graphql/assets"
 DEFAULT_QUERY = """# ScienceMemory playground: run with the play button or Ctrl-Enter.
 # With a token configured, set Headers (below) to
 #   { "Authorization": "Bearer <token>" }
-# Replace the session id. Every root field answers a union:
-# its success type or an Error.
+# Replace the session id and the artifact. Every root field answers a union:
+# its success type or an Error. The trace's `path` is its witness: every stored
+# edge from the artifact back to the goal, each step naming the node it was
+# reached from.
 
-query SessionChain($sessionId: String! = "demo-session") {
+query SessionChain($sessionId: String! = "demo-session", $artifact: ID! = "fig-volcano") {
   health { status backend enabled pendingWrites }
   session(sessionId: $sessionId) {
     ... on Session {
@@ -42,6 +44,13 @@ query SessionChain($sessionId: String! = "demo-session") {
         ... on ToolCall { toolName status finishedAt products { __typename id excerpt } }
         ... on Task { objective status firstChild { id excerpt } }
       }
+    }
+    ... on Error { code message }
+  }
+  traceProvenance(nodeId: $artifact, sessionId: $sessionId) {
+    ... on ProvenanceTrace {
+      broken truncated reason
+      path { hop viaEdge reachedFrom node { __typename id excerpt } }
     }
     ... on Error { code message }
   }

@@ -47,13 +47,13 @@ class PublishingStore:
         self.project_artifacts = store.project_artifacts
         self.chain_members = store.chain_members
         self.chain_neighbours = store.chain_neighbours
+        self.chain_before = store.chain_before
         self.search = store.search
         self.ping = store.ping
         self.count_nodes = store.count_nodes
         self.aclose = store.aclose
         if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
             self.walk_chain = store.walk_chain
-            self.walk_upstream = store.walk_upstream
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
@@ -100,6 +100,7 @@ class RecordingTransaction:
         self.project_artifacts = tx.project_artifacts
         self.chain_members = tx.chain_members
         self.chain_neighbours = tx.chain_neighbours
+        self.chain_before = tx.chain_before
         self.search = tx.search
         self.next_seq = tx.next_seq
         self.park_edge = tx.park_edge

@@ -1,70 +1,79 @@
-"""Provenance trace: an ordered, upstream-only walk with a verdict, for the reviewer (SPEC §4).
+"""Provenance trace: an upstream-only exploration with a verdict, for the reviewer (SPEC §4).
 
-Breadth-first by hop from the start node. Each reached node is expanded with its OWN label's
-upstream moves (the reference applied the start's list to the whole frontier, §8.3 item 18):
+What is walked: every stored edge of ``WALKED`` against its arrow, from any node (``feeds``,
+``supersedes`` and every move along an arrow are never walked: an uploaded file is a dead end),
+to live nodes of the trace's session (``session_id``, else the start's).
 
-=============  ===============================================================================
-Artifact       ``produces`` in (its Code), ``stated_in`` in (the claims a report states)
-Code           ``produces`` in (its ToolCall), ``input`` in (Artifact versions / SourceFiles read)
-ToolCall       ``next`` in, ``contains`` in (a scope's first child → the scope Task)
-Task           ``next`` in
-Paper          ``produces`` in (the ToolCalls that found it)
-Evidence       ``extracts`` in (its Paper or PDF SourceFile)
-Claim          ``supports`` in (Evidence / Artifact / SourceFile)
-SourceFile     ``feeds`` OUT — an upload has nothing upstream of it; the goal it was fed into is
-               its origin, so an uploaded input is traceable (the only move along an arrow)
-ResearchGoal   nothing
-=============  ===============================================================================
+Hops. One hop is either one edge of another type, or a **run** of one or more ``next`` edges
+(the reference's ``next in *``): a step reaches every earlier step of its chain, and the
+session's goal through the main chain's first step, in one hop. So an artifact made at step
+10 000 is three hops from the goal (Code, ToolCall, the run), and one made inside a subagent
+five or six (Code, child, the earlier children, the scope over ``contains``, the run to the
+goal). A run stops at the first node of the target label it meets. Hop ``k`` holds the nodes
+first reached at hop ``k``; the trace stops at the first hop holding a target node.
 
-``next`` is followed like the reference's ``next in *`` but without listing every earlier step
-(temporal predecessors are not inputs): a step whose predecessor is another step jumps to the
-first step of its own chain (the chain index finds it in O(log n)); a chain's first step reaches
-the goal over ``next`` or its scope over ``contains``. So an artifact made inside a subagent
-traces child → first child → scope → main chain → goal instead of stopping at the first child.
+What the answer lists:
 
-A node is never revisited; every new node of a hop is recorded (terminal ones flagged), most
-recent first; a node reached over several moves records the first move the frontier (most
-recent first, then each node's moves in table order) asked for, any other move before ``next``.
-The trace stays inside ``session_id``, or the start node's session when none is given: the
-verdict is about that session's goal. Soft-deleted nodes are never reached.
+* ``chain``, hop by hop, most recent first (``seq``, ``created_at``, id): the nodes reached over
+  an edge of another type than ``next``, and of a run only the nodes where it ends or leaves
+  the chain — the goal, a chain's first step (a scope's first child, whose upstream is the
+  scope) — because the steps in between have no upstream but the run itself. The hop that
+  reaches the target lists only its terminal nodes (the reference's choice): the first target
+  node on each run, and every target node reached otherwise.
+* ``path``, the witness: from the start to the first terminal of that hop, every stored edge
+  walked, the steps of each run included. Each step names the node it was reached from:
+  the most recent node of the previous hop with an edge to it (ties by ``WALKED`` order), or,
+  inside a run, the next step of the chain.
+* ``broken`` when nothing is left to explore and no target was reached; ``reason`` then names
+  the dead ends (explored nodes without any upstream). ``truncated`` when hop ``maxHops``
+  did not reach the target but something is left to explore.
 
-A store that offers ``WalkReader`` (Neo4j) computes the levels in one request from ``UPSTREAM``;
-elsewhere each hop costs one ``expand`` per edge type, one ``get_nodes`` and one chain lookup
-per distinct chain in the frontier. Either way the verdict is drawn here (``_verdict``).
+Cost. A run is not walked edge by edge: the steps of a chain have no upstream but ``next`` and,
+for a chain's first step, ``contains``, so the chain index gives what a run can reach — the
+nearest step of the target label (``chain_before``), the chain's first step and the goal —
+in O(log n) per run; the steps of the witness's runs are read once, as one slice per run,
+and reported only over the ``next`` edges actually stored between them. The part of each
+chain a run has covered is remembered as a position, so no run is walked twice.
+
+A store may run the same exploration natively (``UpstreamWalker``); every store does it here
+over the primitives today: per hop one ``expand`` per edge type, one ``get_nodes``, and per run
+one or two chain-index lookups; per run of the witness path one slice and one ``edges_among``.
+Either way the verdict is drawn here (``_verdict``).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import itertools
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from resolvers.chains import STEPS, recency
 from resolvers.errors import InvalidInputError
 from resolvers.records import Direction, EdgeType, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
-from resolvers.store import WalkReader
+from resolvers.store import UpstreamStep, UpstreamWalk, UpstreamWalker
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
 
-    from resolvers.store import GraphReader, Move, UpstreamStep
+    from resolvers.store import ChainPosition, GraphReader
 
 MAX_HOPS_LIMIT = 32
+DEAD_ENDS_NAMED = 5
 
-IN, OUT = Direction.IN, Direction.OUT
+WALKED: tuple[EdgeType, ...] = (
+    EdgeType.PRODUCES,
+    EdgeType.INPUT,
+    EdgeType.NEXT,
+    EdgeType.CONTAINS,
+    EdgeType.STATED_IN,
+    EdgeType.SUPPORTS,
+    EdgeType.EXTRACTS,
+)
+"""The edges a trace walks against the arrow (SPEC §4), in the order that breaks ties."""
 
-UPSTREAM: Mapping[Label, tuple[Move, ...]] = {
-    Label.ARTIFACT: ((EdgeType.PRODUCES, IN), (EdgeType.STATED_IN, IN)),
-    Label.CODE: ((EdgeType.PRODUCES, IN), (EdgeType.INPUT, IN)),
-    Label.TOOL_CALL: ((EdgeType.NEXT, IN), (EdgeType.CONTAINS, IN)),
-    Label.TASK: ((EdgeType.NEXT, IN),),
-    Label.PAPER: ((EdgeType.PRODUCES, IN),),
-    Label.EVIDENCE: ((EdgeType.EXTRACTS, IN),),
-    Label.CLAIM: ((EdgeType.SUPPORTS, IN),),
-    Label.SOURCE_FILE: ((EdgeType.FEEDS, OUT),),
-    Label.RESEARCH_GOAL: (),
-}
+Chain = tuple[str, str | None]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,12 +81,14 @@ class ProvenanceStep:
     hop: int
     node: NodeRecord
     via_edge: EdgeType
+    reached_from: str
     is_terminal: bool
 
 
 @dataclass(frozen=True, slots=True)
 class ProvenanceTrace:
     start: NodeRecord
+    path: list[ProvenanceStep]
     chain: list[ProvenanceStep]
     broken: bool
     truncated: bool
@@ -93,102 +104,298 @@ async def trace_provenance(
     session_id: str | None = None,
     version: int | None = None,
 ) -> ProvenanceTrace:
-    """Walk upstream from ``node_ref`` until ``target_label``, a dead end or ``max_hops``."""
+    """Explore upstream from ``node_ref`` until ``target_label``, a dead end or ``max_hops``."""
     if not 1 <= max_hops <= MAX_HOPS_LIMIT:
         raise InvalidInputError("maxHops", f"must be between 1 and {MAX_HOPS_LIMIT}")
     start = await resolve_node(store, node_ref, session_id=session_id, version=version)
     if start.label is target_label:
         reached = f"reached {target_label.value}"
-        return ProvenanceTrace(start, [], broken=False, truncated=False, reason=reached)
+        return ProvenanceTrace(start, [], [], broken=False, truncated=False, reason=reached)
     scope = session_id or start.session_id
-    if isinstance(store, WalkReader):
-        levels = await store.walk_upstream(start, UPSTREAM, target_label, max_hops, scope)
+    if isinstance(store, UpstreamWalker):
+        walk = await store.walk_upstream(start, target_label, max_hops, scope)
     else:
-        levels = await _levels(store, start, target_label, max_hops, scope)
-    return _verdict(start, levels, target_label, max_hops)
+        walk = await _Walk(store, start, target_label, scope).explore(max_hops)
+    return _verdict(start, walk, target_label, max_hops)
 
 
 def _verdict(
-    start: NodeRecord, levels: Sequence[Sequence[UpstreamStep]], target: Label, max_hops: int
+    start: NodeRecord, walk: UpstreamWalk, target: Label, max_hops: int
 ) -> ProvenanceTrace:
-    chain = [
-        ProvenanceStep(hop, node, via, node.label is target)
-        for hop, level in enumerate(levels, start=1)
-        for node, via in level
-    ]
-    if any(step.is_terminal for step in chain):
+    def step(found: UpstreamStep) -> ProvenanceStep:
+        node = found.node
+        return ProvenanceStep(found.hop, node, found.via, found.reached_from, node.label is target)
+
+    chain = [step(found) for level in walk.levels for found in level]
+    if walk.path:
+        path = [step(found) for found in walk.path]
         reason = f"reached {target.value}"
-        return ProvenanceTrace(start, chain, broken=False, truncated=False, reason=reason)
-    if len(levels) == max_hops:
+        return ProvenanceTrace(start, path, chain, broken=False, truncated=False, reason=reason)
+    if walk.more:
         reason = f"truncated at maxHops={max_hops}"
-        return ProvenanceTrace(start, chain, broken=False, truncated=True, reason=reason)
-    tail = chain[-1].node if chain else start
-    reason = f"no upstream of {tail.label.value} {tail.key}"
-    return ProvenanceTrace(start, chain, broken=True, truncated=False, reason=reason)
-
-
-async def _levels(
-    store: GraphReader, start: NodeRecord, target: Label, max_hops: int, session_id: str
-) -> list[list[UpstreamStep]]:
-    """Hop by hop over the primitives, up to the first level holding ``target``."""
-    visited = {start.id}
-    frontier = [start]
-    levels: list[list[UpstreamStep]] = []
-    while len(levels) < max_hops:
-        found = await _upstream(store, frontier, session_id, visited)
-        if not found:
-            break
-        levels.append(found)
-        if any(node.label is target for node, _ in found):
-            break
-        visited.update(node.id for node, _ in found)
-        frontier = [node for node, _ in found]
-    return levels
-
-
-async def _upstream(
-    store: GraphReader, frontier: Sequence[NodeRecord], session_id: str, visited: set[str]
-) -> list[UpstreamStep]:
-    """The new live nodes one hop upstream of ``frontier``, most recent first."""
-    moves: dict[Move, list[str]] = {}
-    for node in frontier:
-        for move in UPSTREAM[node.label]:
-            moves.setdefault(move, []).append(node.id)
-    via: dict[str, EdgeType] = {}
-    preceded: dict[str, str] = {}  # a `next` predecessor → the frontier step it precedes
-    for (edge_type, direction), ids in moves.items():
-        for edge in await store.expand(ids, edge_type, direction):
-            far = edge.source if direction is IN else edge.target
-            if edge_type is EdgeType.NEXT:
-                preceded.setdefault(far, edge.target)
-            else:
-                via.setdefault(far, edge_type)
-    fetched = await store.get_nodes([*via, *preceded])
-    nodes = {n.id: n for n in fetched if in_scope(n, session_id)}
-    frontier_by_id = {node.id: node for node in frontier}
-    heads: dict[tuple[str, str | None], NodeRecord | None] = {}
-    for far, near in preceded.items():
-        earlier = nodes.get(far)
-        if earlier is None or far in via:
-            continue
-        if earlier.label in STEPS:
-            # An earlier step: jump to the start of the chain instead of listing every step.
-            head = await _chain_head(store, frontier_by_id[near], heads)
-            if head is not None and in_scope(head, session_id):
-                nodes[head.id] = earlier = head
-        via.setdefault(earlier.id, EdgeType.NEXT)
-    fresh = sorted(
-        (nodes[i] for i in via if i in nodes and i not in visited), key=recency, reverse=True
+        return ProvenanceTrace(start, [], chain, broken=False, truncated=True, reason=reason)
+    return ProvenanceTrace(
+        start, [], chain, broken=True, truncated=False, reason=dead_end_reason(walk.dead_ends)
     )
-    return [(node, via[node.id]) for node in fresh]
 
 
-async def _chain_head(
-    store: GraphReader, step: NodeRecord, cache: dict[tuple[str, str | None], NodeRecord | None]
-) -> NodeRecord | None:
-    """The first step of the chain ``step`` belongs to (looked up once per chain and hop)."""
-    scope = step.get("parent_subtask_id")
-    chain = (step.session_id, str(scope) if scope is not None else None)
-    if chain not in cache:
-        _, cache[chain] = await store.chain_neighbours(*chain, CHAIN_START)
-    return cache[chain]
+def dead_end_reason(dead_ends: Sequence[NodeRecord]) -> str:
+    """``no upstream of <Label> <key>, …`` naming the first few dead ends."""
+    if not dead_ends:
+        return "nothing further upstream"
+    named = ", ".join(f"{node.label.value} {node.key}" for node in dead_ends[:DEAD_ENDS_NAMED])
+    more = len(dead_ends) - DEAD_ENDS_NAMED
+    return f"no upstream of {named}" + (f" and {more} more" if more > 0 else "")
+
+
+def chain_of(node: NodeRecord) -> Chain | None:
+    """The chain a step belongs to: ``(session, scope key)`` (``None`` scope = main chain)."""
+    if node.seq <= 0:
+        return None
+    scope = node.get("parent_subtask_id")
+    return node.session_id, str(scope) if scope is not None else None
+
+
+def position(node: NodeRecord) -> ChainPosition:
+    return str(node.get("chain_at", "")), node.seq
+
+
+@dataclass(slots=True)
+class _Run:
+    """A run of ``next`` edges from ``start`` down its chain, to above ``low`` (exclusive;
+    ``None`` = through the chain's first step)."""
+
+    start: NodeRecord
+    chain: Chain
+    low: ChainPosition | None
+
+
+@dataclass(slots=True)
+class _Walk:
+    """One exploration over the primitives; every ``_level`` costs a fixed number of calls."""
+
+    store: GraphReader
+    start: NodeRecord
+    target: Label
+    session_id: str
+    visited: set[str] = field(default_factory=set)
+    explored: dict[Chain, ChainPosition] = field(default_factory=dict)
+    heads: dict[Chain, NodeRecord | None] = field(default_factory=dict)
+    steps: dict[str, UpstreamStep] = field(default_factory=dict)
+    runs: dict[str, _Run] = field(default_factory=dict)
+    dead_ends: list[NodeRecord] = field(default_factory=list)
+
+    async def explore(self, max_hops: int) -> UpstreamWalk:
+        self.visited.add(self.start.id)
+        frontier = [self.start]
+        levels: list[list[UpstreamStep]] = []
+        for hop in range(1, max_hops + 2):
+            level, reached = await self._level(frontier, hop)
+            if not reached or hop > max_hops:
+                return UpstreamWalk(levels, [], self.dead_ends, more=reached)
+            levels.append(level)
+            if level and level[0].node.label is self.target:
+                return UpstreamWalk(levels, await self._path(level[0]), [], more=False)
+            frontier = [found.node for found in level]
+        raise AssertionError("unreachable")  # the last hop always returns
+
+    def _seen(self, node: NodeRecord) -> bool:
+        chain = chain_of(node)
+        if node.id in self.visited:
+            return True
+        return (
+            chain is not None and chain in self.explored and position(node) <= self.explored[chain]
+        )
+
+    async def _level(
+        self, frontier: Sequence[NodeRecord], hop: int
+    ) -> tuple[list[UpstreamStep], bool]:
+        """The nodes first reached at ``hop`` that the answer lists (see the module notes),
+        and whether any node was (the steps inside a run may be all it reached)."""
+        adjacent, plain = await self._adjacent(frontier, hop)
+        runs, explored = self._runs(frontier)
+        listed = {node_id: adjacent[node_id] for node_id in plain}
+        for step in await self._run_ends(runs, adjacent, hop):
+            listed.setdefault(step.node.id, step)
+        self.explored.update(explored)
+        terminals = [step for step in listed.values() if step.node.label is self.target]
+        level = sorted(terminals or listed.values(), key=lambda s: recency(s.node), reverse=True)
+        for step in level:
+            self.visited.add(step.node.id)
+            self.steps[step.node.id] = step
+        return level, bool(adjacent or level)
+
+    async def _adjacent(
+        self, frontier: Sequence[NodeRecord], hop: int
+    ) -> tuple[dict[str, UpstreamStep], set[str]]:
+        """Every unseen node one stored edge upstream of ``frontier`` (by its best edge), and
+        those reached over another edge than ``next``. Records the frontier's dead ends."""
+        ids = [node.id for node in frontier]
+        rank = {node_id: index for index, node_id in enumerate(ids)}
+        edges = [
+            (index, edge)
+            for index, edge_type in enumerate(WALKED)
+            for edge in await self.store.expand(ids, edge_type, Direction.IN)
+        ]
+        nodes = await self._fetch([edge.source for _, edge in edges])
+        best: dict[str, tuple[tuple[int, int], UpstreamStep]] = {}
+        plain: set[str] = set()
+        upstream: set[str] = set()
+        for index, edge in edges:
+            node = nodes.get(edge.source)
+            if node is None:
+                continue
+            upstream.add(edge.target)
+            if self._seen(node):
+                continue
+            order = (rank[edge.target], index)
+            if node.id not in best or order < best[node.id][0]:
+                best[node.id] = (order, UpstreamStep(node, edge.type, edge.target, hop))
+            if edge.type is not EdgeType.NEXT:
+                plain.add(node.id)
+        self.dead_ends.extend(node for node in frontier if node.id not in upstream)
+        return {node_id: step for node_id, (_, step) in best.items()}, plain
+
+    def _runs(
+        self, frontier: Sequence[NodeRecord]
+    ) -> tuple[list[_Run], dict[Chain, ChainPosition]]:
+        """The runs from the frontier's steps — per chain, from each start down to the next
+        start below it or to the part explored before — and each chain's new explored part."""
+        starts: dict[Chain, list[NodeRecord]] = {}
+        for node in frontier:
+            chain = chain_of(node)
+            if chain is not None:
+                starts.setdefault(chain, []).append(node)
+        runs: list[_Run] = []
+        explored: dict[Chain, ChainPosition] = {}
+        for chain, members in starts.items():
+            members.sort(key=position, reverse=True)
+            before = self.explored.get(chain)
+            for index, member in enumerate(members):
+                if before is not None and position(member) <= before:
+                    break
+                below = position(members[index + 1]) if index + 1 < len(members) else None
+                lows = [low for low in (below, before) if low is not None]
+                runs.append(_Run(member, chain, max(lows) if lows else None))
+            top = position(members[0])
+            explored[chain] = top if before is None else max(before, top)
+        return runs, explored
+
+    async def _run_ends(
+        self, runs: Sequence[_Run], adjacent: dict[str, UpstreamStep], hop: int
+    ) -> list[UpstreamStep]:
+        """What the answer lists of each run: its first target node, else, when it runs
+        through the chain's first step, where it ends (the goal, or that first step)."""
+        ends: list[UpstreamStep] = []
+        away: list[tuple[_Run, NodeRecord]] = []  # ends not next to the run's start
+        heads: list[tuple[_Run, NodeRecord]] = []
+        for run in runs:
+            target = await self._nearest_target(run)
+            if target is not None:
+                away.append((run, target))
+            elif run.low is None:
+                head = await self._head(run.chain)
+                if head is not None and head.id != run.start.id:
+                    heads.append((run, head))
+                else:  # the start is the first step: what precedes it is the goal
+                    ends.extend(
+                        step
+                        for step in adjacent.values()
+                        if step.via is EdgeType.NEXT and step.reached_from == run.start.id
+                    )
+        goals = await self._goals([head for _, head in heads])
+        for run, head in heads:
+            if head.id not in goals:
+                away.append((run, head))
+                continue
+            for goal in goals[head.id]:
+                self.runs[goal.id] = run
+                ends.append(UpstreamStep(goal, EdgeType.NEXT, head.id, hop))
+        successors = await self._successors([end for _, end in away if end.id not in adjacent])
+        for run, end in away:
+            if end.id in adjacent:
+                ends.append(adjacent[end.id])
+            elif end.id in successors:
+                self.runs[end.id] = run
+                ends.append(UpstreamStep(end, EdgeType.NEXT, successors[end.id], hop))
+        return [step for step in ends if not self._seen(step.node)]
+
+    async def _nearest_target(self, run: _Run) -> NodeRecord | None:
+        if self.target not in STEPS:
+            return None  # only steps are chain members
+        session, scope = run.chain
+        found = await self.store.chain_before(
+            session, scope, position(run.start), after=run.low, label=self.target, limit=1
+        )
+        return next((node for node in found if in_scope(node, self.session_id)), None)
+
+    async def _head(self, chain: Chain) -> NodeRecord | None:
+        if chain not in self.heads:
+            _, self.heads[chain] = await self.store.chain_neighbours(*chain, CHAIN_START)
+        return self.heads[chain]
+
+    async def _goals(self, heads: Sequence[NodeRecord]) -> dict[str, list[NodeRecord]]:
+        """The live nodes with a ``next`` edge into each of ``heads`` (a main chain's goals)."""
+        if not heads:
+            return {}
+        edges = await self.store.expand([node.id for node in heads], EdgeType.NEXT, Direction.IN)
+        nodes = await self._fetch([edge.source for edge in edges])
+        goals: dict[str, list[NodeRecord]] = {}
+        for edge in edges:
+            if edge.source in nodes:
+                goals.setdefault(edge.target, []).append(nodes[edge.source])
+        return goals
+
+    async def _successors(self, nodes: Sequence[NodeRecord]) -> dict[str, str]:
+        """Per node, the step a run reached it from: the far end of its stored ``next`` edge."""
+        if not nodes:
+            return {}
+        edges = await self.store.expand([node.id for node in nodes], EdgeType.NEXT, Direction.OUT)
+        found: dict[str, str] = {}
+        for edge in sorted(edges, key=lambda edge: edge.target):
+            found.setdefault(edge.source, edge.target)
+        return found
+
+    async def _fetch(self, ids: Sequence[str]) -> dict[str, NodeRecord]:
+        nodes = await self.store.get_nodes(list(dict.fromkeys(ids)))
+        return {node.id: node for node in nodes if in_scope(node, self.session_id)}
+
+    async def _path(self, witness: UpstreamStep) -> list[UpstreamStep]:
+        """The witness path from the start to ``witness``, each run's steps included; empty
+        when a run's steps are not joined by stored ``next`` edges."""
+        backwards: list[UpstreamStep] = []
+        current = witness
+        while True:
+            backwards.append(current)
+            run = self.runs.get(current.node.id)
+            origin = current.reached_from
+            if run is not None:
+                inner = await self._run_steps(run, current)
+                if inner is None:
+                    return []
+                backwards.extend(reversed(inner))
+                origin = run.start.id
+            if origin == self.start.id:
+                return backwards[::-1]
+            current = self.steps[origin]
+
+    async def _run_steps(self, run: _Run, end: UpstreamStep) -> list[UpstreamStep] | None:
+        """The steps of ``run`` before ``end`` in path order, each over a stored ``next``."""
+        session, scope = run.chain
+        member = chain_of(end.node) == run.chain
+        after = position(end.node) if member else None
+        between = await self.store.chain_before(session, scope, position(run.start), after=after)
+        line = [run.start, *between, end.node]
+        if end.reached_from != line[-2].id:
+            return None
+        ids = [node.id for node in line]
+        stored = {
+            (edge.source, edge.target)
+            for edge in await self.store.edges_among(ids, [EdgeType.NEXT])
+        }
+        if any((far, near) not in stored for near, far in itertools.pairwise(ids)):
+            return None
+        return [
+            UpstreamStep(far, EdgeType.NEXT, near.id, end.hop)
+            for near, far in itertools.pairwise(line[:-1])
+        ]

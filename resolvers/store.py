@@ -15,8 +15,8 @@ indexes listed below and answers these primitives in time proportional to their 
 Listing primitives skip soft-deleted nodes (``props["deleted_session"]``); lookups by id or key
 return them, because writes still need them (a later session may read a soft-deleted artifact).
 
-A backend may also offer ``WalkReader``: a whole chain or trace walk in one request, for a
-backend whose every primitive is a network round trip.
+A backend may also offer ``WalkReader`` (a whole chain walk in one request) and
+``UpstreamWalker`` (a whole trace), for a backend whose every primitive is a network round trip.
 """
 
 from __future__ import annotations
@@ -24,16 +24,17 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
-from resolvers.records import Direction, EdgeType, NodeRecord
-
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Sequence
     from contextlib import AbstractAsyncContextManager
 
     from resolvers.records import (
         Backend,
+        Direction,
         EdgeRecord,
+        EdgeType,
         Label,
+        NodeRecord,
         Page,
         SearchHit,
     )
@@ -41,11 +42,29 @@ if TYPE_CHECKING:
 ChainPosition = tuple[str, int]
 """``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""
 
-Move = tuple[EdgeType, Direction]
-"""One upstream move of a provenance trace: follow ``EdgeType`` in ``Direction``."""
 
-UpstreamStep = tuple[NodeRecord, EdgeType]
-"""A node a trace reached and the type of the edge it was reached by."""
+@dataclass(frozen=True, slots=True)
+class UpstreamStep:
+    """A node a trace reached at ``hop``: over the stored edge of type ``via`` from the node
+    ``reached_from`` (downstream of it)."""
+
+    node: NodeRecord
+    via: EdgeType
+    reached_from: str
+    hop: int
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamWalk:
+    """A trace's exploration (``resolvers.provenance``): the nodes listed per hop (the last
+    hop only its terminals when it reached the target), the witness path to the first of
+    them (empty when none was reached), the explored nodes without any upstream, and
+    whether anything is left to explore after the last hop."""
+
+    levels: Sequence[Sequence[UpstreamStep]]
+    path: Sequence[UpstreamStep]
+    dead_ends: Sequence[NodeRecord]
+    more: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,6 +168,21 @@ class GraphReader(Protocol):
         """The members immediately before and after ``position`` (which itself is excluded)."""
         ...
 
+    async def chain_before(
+        self,
+        session_id: str,
+        scope_key: str | None,
+        position: ChainPosition,
+        *,
+        after: ChainPosition | None = None,
+        label: Label | None = None,
+        limit: int | None = None,
+    ) -> list[NodeRecord]:
+        """The members strictly between ``after`` (the chain's start when ``None``) and
+        ``position``, nearest to ``position`` first: only those labelled ``label`` when given,
+        at most ``limit``. Costs O(log n) plus the members returned."""
+        ...
+
     async def search(
         self,
         terms: Sequence[str],
@@ -227,7 +261,7 @@ class WalkReader(Protocol):
 
     A backend offers it when a walk over its primitives would cost one round trip per hop and
     edge type. Its answers are exactly those of the use cases' own walks over the primitives
-    (``resolvers.chains``, ``resolvers.provenance``), which run wherever it is not offered.
+    (``resolvers.chains``), which run wherever it is not offered.
     """
 
     async def walk_chain(
@@ -237,16 +271,14 @@ class WalkReader(Protocol):
         ``resolvers.chains``, in hop order; ``None`` when a hop reaches nothing."""
         ...
 
+
+@runtime_checkable
+class UpstreamWalker(Protocol):
+    """Optional: a whole provenance trace in one request to the backend, with exactly the
+    answer of ``resolvers.provenance``'s walk over the primitives."""
+
     async def walk_upstream(
-        self,
-        start: NodeRecord,
-        moves: Mapping[Label, Sequence[Move]],
-        target: Label,
-        max_hops: int,
-        session_id: str,
-    ) -> list[list[UpstreamStep]]:
-        """The levels of the provenance trace from ``start`` by the rules of
-        ``resolvers.provenance`` (``moves`` per label): each level's new nodes, most recent
-        first, up to the first level holding a ``target`` node, the last non-empty level, or
-        ``max_hops`` levels, whichever comes first."""
+        self, start: NodeRecord, target: Label, max_hops: int, session_id: str
+    ) -> UpstreamWalk:
+        """The provenance trace from ``start`` by the rules of ``resolvers.provenance``."""
         ...

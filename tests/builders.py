@@ -343,7 +343,8 @@ TRACE = """query($id: ID!, $target: NodeLabel, $hops: Int, $s: String) {
   traceProvenance(nodeId: $id, targetLabel: $target, maxHops: $hops, sessionId: $s) {
     __typename
     ... on ProvenanceTrace { broken truncated reason startNode { id }
-                             chain { hop viaEdge isTerminal node { id label } } }
+      path { hop viaEdge reachedFrom isTerminal node { id label } }
+      chain { hop viaEdge reachedFrom isTerminal node { id label } } }
     ... on NodeNotFound { nodeId } ... on InvalidInput { field }
     ... on Error { code message } } }"""
 

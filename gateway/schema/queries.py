@@ -208,7 +208,9 @@ class GraphQuery:
             ]
         )
 
-    @strawberry.field(description="The upstream chain of a node and a traceability verdict.")
+    @strawberry.field(
+        description="Where a node comes from: a witness path upstream, the exploration, a verdict."
+    )
     async def trace_provenance(
         self,
         info: Ctx,
@@ -226,15 +228,8 @@ class GraphQuery:
         )
         return ProvenanceTrace(
             start_node=to_node(trace.start),
-            chain=[
-                ProvenanceStep(
-                    hop=step.hop,
-                    node=to_node(step.node),
-                    via_edge=EdgeType.from_domain(step.via_edge),
-                    is_terminal=step.is_terminal,
-                )
-                for step in trace.chain
-            ],
+            path=[_provenance_step(step) for step in trace.path],
+            chain=[_provenance_step(step) for step in trace.chain],
             broken=trace.broken,
             truncated=trace.truncated,
             reason=trace.reason,
@@ -274,4 +269,14 @@ def _plain_subgraph(found: GraphSlice) -> Subgraph:
         groups=[],
         total=found.total,
         truncated=found.truncated,
+    )
+
+
+def _provenance_step(step: provenance.ProvenanceStep) -> ProvenanceStep:
+    return ProvenanceStep(
+        hop=step.hop,
+        node=to_node(step.node),
+        via_edge=EdgeType.from_domain(step.via_edge),
+        reached_from=strawberry.ID(step.reached_from),
+        is_terminal=step.is_terminal,
     )

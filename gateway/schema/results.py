@@ -97,18 +97,33 @@ class ChainAvailability:
     entries: list[ChainKindAvailability]
 
 
-@strawberry.type
+@strawberry.type(description="A node a trace reached, and the stored edge it was reached by.")
 class ProvenanceStep:
-    hop: int
+    hop: int = strawberry.field(
+        description="The hop it was first reached at (a run of `next` edges is one hop)."
+    )
     node: GraphNode
-    via_edge: EdgeType = strawberry.field(description="The edge type walked to reach the node.")
-    is_terminal: bool
+    via_edge: EdgeType = strawberry.field(
+        description="The type of the stored edge from `node` to `reachedFrom`."
+    )
+    reached_from: strawberry.ID = strawberry.field(
+        description="The id of the node it was reached from (downstream of it)."
+    )
+    is_terminal: bool = strawberry.field(description="Whether `node` has the target label.")
 
 
-@strawberry.type(description="An upstream chain with a verdict; it never outputs a decision.")
+@strawberry.type(description="An upstream exploration with a verdict; it never outputs a decision.")
 class ProvenanceTrace:
     start_node: GraphNode
-    chain: list[ProvenanceStep]
+    path: list[ProvenanceStep] = strawberry.field(
+        description="The witness: a shortest upstream path from the start to a target node, "
+        "every stored edge walked, ending on the terminal; empty when broken or truncated."
+    )
+    chain: list[ProvenanceStep] = strawberry.field(
+        description="The exploration, hop by hop: the nodes reached over single edges, the "
+        "ends of each run of `next` edges; the last hop only its terminal nodes when it "
+        "reached the target."
+    )
     broken: bool
     truncated: bool
     reason: str | None

@@ -8,12 +8,9 @@ own directory (``sandbox``), so examples never see each other's writes.
 from __future__ import annotations
 
 import json
-import os
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from hypothesis import HealthCheck, settings
 
 from gateway.runtime import Runtime, SavedState
 from gateway.schema.context import GraphContext
@@ -21,6 +18,7 @@ from gateway.settings import Settings
 from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
 from resolvers.records import Backend
+from tests.profiles import profile
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -29,14 +27,7 @@ if TYPE_CHECKING:
     import strawberry
     from strawberry.types import ExecutionResult
 
-settings.register_profile(
-    "fuzz",
-    max_examples=75,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
-)
-settings.register_profile("long", settings.get_profile("fuzz"), max_examples=2000)
-FUZZ = settings.get_profile(os.environ.get("HYPOTHESIS_PROFILE", "fuzz"))
+FUZZ = profile("fuzz", examples=75, long_examples=2000)
 
 
 @dataclass(frozen=True, slots=True)

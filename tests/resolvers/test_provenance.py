@@ -1,4 +1,4 @@
-"""traceProvenance: upstream BFS with a verdict, crossing subagent scopes."""
+"""traceProvenance: the upstream exploration, its witness path and verdict (SPEC §4)."""
 
 from __future__ import annotations
 
@@ -34,6 +34,10 @@ def steps(trace: ProvenanceTrace) -> list[tuple[int, str, EdgeType, bool]]:
     return [(s.hop, s.node.id, s.via_edge, s.is_terminal) for s in trace.chain]
 
 
+def path(trace: ProvenanceTrace) -> list[tuple[int, str, EdgeType, str]]:
+    return [(s.hop, s.node.id, s.via_edge, s.reached_from) for s in trace.path]
+
+
 async def test_an_artifact_traces_to_the_goal(store: GraphStore) -> None:
     goal_node = await goal(store)
     await execution(store, "e1", 10, produces=[("fig", 1)])
@@ -45,11 +49,18 @@ async def test_an_artifact_traces_to_the_goal(store: GraphStore) -> None:
         (2, call("e1"), EdgeType.PRODUCES, False),
         (3, goal_node, EdgeType.NEXT, True),
     ]
+    assert path(trace) == [
+        (1, code("e1"), EdgeType.PRODUCES, artifact("fig")),
+        (2, call("e1"), EdgeType.PRODUCES, code("e1")),
+        (3, goal_node, EdgeType.NEXT, call("e1")),
+    ]
     assert (trace.broken, trace.truncated, trace.reason) == (False, False, "reached ResearchGoal")
     assert trace.start.id == artifact("fig")
 
 
-async def test_a_late_step_jumps_to_the_start_of_its_chain(store: GraphStore) -> None:
+async def test_a_late_step_reaches_the_goal_in_one_hop_over_every_stored_edge(
+    store: GraphStore,
+) -> None:
     goal_node = await goal(store)
     await execution(store, "e1", 10)
     await execution(store, "e2", 20)
@@ -57,11 +68,12 @@ async def test_a_late_step_jumps_to_the_start_of_its_chain(store: GraphStore) ->
 
     trace = await trace_provenance(store, "fig#v1")
 
-    assert steps(trace)[2:] == [
-        (3, call("e1"), EdgeType.NEXT, False),
-        (4, goal_node, EdgeType.NEXT, True),
+    assert steps(trace)[2:] == [(3, goal_node, EdgeType.NEXT, True)]
+    assert path(trace)[2:] == [
+        (3, call("e2"), EdgeType.NEXT, call("e3")),
+        (3, call("e1"), EdgeType.NEXT, call("e2")),
+        (3, goal_node, EdgeType.NEXT, call("e1")),
     ]
-    assert not trace.broken
 
 
 async def test_a_subagent_artifact_crosses_contains_to_the_goal(store: GraphStore) -> None:
@@ -73,18 +85,41 @@ async def test_a_subagent_artifact_crosses_contains_to_the_goal(store: GraphStor
 
     trace = await trace_provenance(store, "fig#v1")
 
-    assert [(hop, node, via) for hop, node, via, _ in steps(trace)] == [
-        (1, code("c2"), EdgeType.PRODUCES),
-        (2, call("c2", "sub"), EdgeType.PRODUCES),
-        (3, call("c1", "sub"), EdgeType.NEXT),
-        (4, scope, EdgeType.CONTAINS),
-        (5, call("main"), EdgeType.NEXT),
-        (6, goal_node, EdgeType.NEXT),
+    assert path(trace) == [
+        (1, code("c2"), EdgeType.PRODUCES, artifact("fig")),
+        (2, call("c2", "sub"), EdgeType.PRODUCES, code("c2")),
+        (3, call("c1", "sub"), EdgeType.NEXT, call("c2", "sub")),
+        (4, scope, EdgeType.CONTAINS, call("c1", "sub")),
+        (5, call("main"), EdgeType.NEXT, scope),
+        (5, goal_node, EdgeType.NEXT, call("main")),
+    ]
+    assert [(hop, node) for hop, node, _, _ in steps(trace)] == [
+        (1, code("c2")),
+        (2, call("c2", "sub")),
+        (3, call("c1", "sub")),
+        (4, scope),
+        (5, goal_node),
     ]
     assert (trace.broken, trace.truncated) == (False, False)
 
 
-async def test_a_missing_goal_is_broken_naming_the_tail(store: GraphStore) -> None:
+async def test_a_scope_in_the_main_chain_is_found_as_a_task(store: GraphStore) -> None:
+    await goal(store)
+    scope = await subagent(store, "sub", 10)
+    await execution(store, "e1", 20)
+    await execution(store, "e2", 30, produces=[("fig", 1)])
+
+    trace = await trace_provenance(store, "fig#v1", target_label=Label.TASK)
+
+    assert (trace.broken, trace.truncated) == (False, False)
+    assert path(trace)[2:] == [
+        (3, call("e1"), EdgeType.NEXT, call("e2")),
+        (3, scope, EdgeType.NEXT, call("e1")),
+    ]
+    assert steps(trace)[-1] == (3, scope, EdgeType.NEXT, True)
+
+
+async def test_a_missing_goal_is_broken_naming_the_dead_end(store: GraphStore) -> None:
     await execution(store, "e1", 10, produces=[("fig", 1)])
 
     trace = await trace_provenance(store, "fig#v1")
@@ -92,6 +127,19 @@ async def test_a_missing_goal_is_broken_naming_the_tail(store: GraphStore) -> No
     assert (trace.broken, trace.truncated) == (True, False)
     assert trace.reason == "no upstream of ToolCall subtask:e1"
     assert [step.node.id for step in trace.chain] == [code("e1"), call("e1")]
+    assert trace.path == []
+
+
+async def test_every_dead_end_is_named_not_the_last_node_listed(store: GraphStore) -> None:
+    await upload(store, "data.csv")
+    await execution(store, "e1", 10, produces=[("fig", 1)], reads_files=["data.csv"])
+
+    trace = await trace_provenance(store, "fig#v1")
+
+    assert trace.broken
+    assert trace.reason == (
+        "no upstream of ToolCall subtask:e1, SourceFile source_file:session:s1:data.csv"
+    )
 
 
 async def test_max_hops_truncates_without_breaking(store: GraphStore) -> None:
@@ -106,6 +154,17 @@ async def test_max_hops_truncates_without_breaking(store: GraphStore) -> None:
         "truncated at maxHops=2",
     )
     assert [step.hop for step in trace.chain] == [1, 2]
+    assert trace.path == []
+
+
+async def test_max_hops_at_the_last_explored_hop_is_broken_not_truncated(
+    store: GraphStore,
+) -> None:
+    await execution(store, "e1", 10, produces=[("fig", 1)])
+
+    trace = await trace_provenance(store, "fig#v1", max_hops=2)
+
+    assert (trace.broken, trace.truncated) == (True, False)
 
 
 async def test_a_start_that_is_the_target_has_an_empty_chain(store: GraphStore) -> None:
@@ -124,48 +183,51 @@ async def test_a_claim_traces_through_evidence_and_paper(store: GraphStore) -> N
 
     trace = await trace_provenance(store, stated)
 
-    assert [node for _, node, _, _ in steps(trace)] == [
-        cited,
-        paper(LINK),
-        finder,
-        goal_node,
-    ]
+    assert [node for _, node, _, _ in steps(trace)] == [cited, paper(LINK), finder, goal_node]
+    assert [node for _, node, _, _ in path(trace)] == [cited, paper(LINK), finder, goal_node]
     assert not trace.broken
 
 
-async def test_a_report_records_every_new_node_of_a_hop(store: GraphStore) -> None:
+async def test_the_terminal_hop_lists_only_its_terminals(store: GraphStore) -> None:
     await goal(store)
     await execution(store, "e1", 10, produces=[("report", 1)])
     stated = await claim(store, "see report", artifacts=[("report", 1)], report=("report", 1))
 
     trace = await trace_provenance(store, "report#v1", target_label=Label.TOOL_CALL)
 
-    assert {(hop, node) for hop, node, _, _ in steps(trace)} == {
-        (1, code("e1")),
+    assert [(hop, node) for hop, node, _, _ in steps(trace)] == [
         (1, stated),
+        (1, code("e1")),
         (2, call("e1")),
-    }
+    ]
+    assert [node for _, node, _, _ in path(trace)] == [code("e1"), call("e1")]
     assert trace.reason == "reached ToolCall"
 
 
-async def test_an_uploaded_file_reaches_the_goal_it_feeds(store: GraphStore) -> None:
-    goal_node = await goal(store)
+async def test_an_uploaded_file_is_a_dead_end(store: GraphStore) -> None:
+    await goal(store)
     data = await upload(store, "data.csv")
 
     trace = await trace_provenance(store, data)
 
-    assert steps(trace) == [(1, goal_node, EdgeType.FEEDS, True)]
+    assert (trace.broken, trace.chain, trace.path) == (True, [], [])
+    assert trace.reason == "no upstream of SourceFile source_file:session:s1:data.csv"
 
 
-async def test_an_input_file_is_traced_alongside_the_tool_call(store: GraphStore) -> None:
-    await upload(store, "data.csv")
-    await execution(store, "e1", 10, produces=[("fig", 1)], reads_files=["data.csv"])
-    goal_node = await goal(store)
+async def test_code_outside_the_task_chain_that_read_an_upload_is_broken(
+    store: GraphStore,
+) -> None:
+    await goal(store)
+    await upload(store, "d.csv")
+    await execution(store, "x0", 10, produces=[("fig", 1)], reads_files=["d.csv"], scope="ghost")
 
     trace = await trace_provenance(store, "fig#v1")
 
-    assert (3, goal_node, EdgeType.FEEDS, True) in steps(trace)
-    assert not trace.broken
+    assert (trace.broken, trace.path) == (True, [])
+    assert trace.reason == (
+        "no upstream of ToolCall subtask:subagent:ghost:exec:x0, "
+        "SourceFile source_file:session:s1:d.csv"
+    )
 
 
 async def test_other_sessions_are_not_traced(store: GraphStore) -> None:

@@ -6,7 +6,8 @@ them in transactions and makes changes durable. Indexes:
 * ``nodes`` by global id, ``_by_key`` by domain key, ``_versions`` by artifact id;
 * live listing order (creation order) per label and per session, and per (session, label);
 * adjacency per edge type, direction and node; edges per type and per (session, type);
-* chains: a sorted list of ``(chain_at, seq, id)`` per ``(session, parent scope)``;
+* chains: a sorted list of ``(chain_at, seq, id)`` per ``(session, parent scope)`` and label
+  (so the nearest member of one label is as cheap as the nearest member);
 * search: token -> session -> id -> best rank of a field holding the token
   (``gateway.stores.file.terms``); a graph being loaded may leave it to be built afterwards
   (``deferred_terms``, then ``index_deferred_terms`` in steps): nothing else waits for it;
@@ -60,7 +61,7 @@ class MemoryGraph:
         self._in = {edge_type: Groups(_source_of) for edge_type in EdgeType}
         self._by_type: dict[EdgeType, dict[tuple[str, str], EdgeRecord]] = {}
         self._by_session_type: dict[tuple[str, EdgeType], dict[tuple[str, str], None]] = {}
-        self._chains: dict[ChainId, SortedList] = {}
+        self._chains: dict[ChainId, dict[Label, SortedList]] = {}
         self._terms = TermIndex()
 
     # --- nodes ---------------------------------------------------------------------------
@@ -116,11 +117,12 @@ class MemoryGraph:
         self._reindex_version(old, new)
         if _position_or_none(old) != _position_or_none(new):
             if old is not None and old.seq > 0:
-                self._chains[_chain_of(old)].discard(_position_of(old))
+                self._chains[_chain_of(old)][old.label].discard(_position_of(old))
             if new is not None and new.seq > 0:
-                chain = self._chains.get(_chain_of(new))
+                labels = self._chains.setdefault(_chain_of(new), {})
+                chain = labels.get(new.label)
                 if chain is None:  # not setdefault: an unused SortedList costs microseconds
-                    chain = self._chains[_chain_of(new)] = SortedList()
+                    chain = labels[new.label] = SortedList()
                 chain.add(_position_of(new))
         old_live = old is not None and not old.deleted
         new_live = new is not None and not new.deleted
@@ -279,18 +281,47 @@ class MemoryGraph:
     # --- chains, search, counters --------------------------------------------------------
 
     def chain(self, session_id: str, scope_key: str | None) -> list[NodeRecord]:
-        members = self._chains.get((session_id, scope_key), SortedList())
-        return [self.nodes[node_id] for _, _, node_id in members]
+        lists = self._chains.get((session_id, scope_key), {}).values()
+        return [self.nodes[node_id] for _, _, node_id in heapq.merge(*lists)]
 
     def chain_neighbours(
         self, session_id: str, scope_key: str | None, position: ChainPosition
     ) -> tuple[NodeRecord | None, NodeRecord | None]:
-        members = self._chains.get((session_id, scope_key), SortedList())
-        low = members.bisect_left((position[0], position[1], ""))
-        high = members.bisect_right((position[0], position[1], "\U0010ffff"))
-        before = self.nodes[members[low - 1][2]] if low > 0 else None
-        after = self.nodes[members[high][2]] if high < len(members) else None
-        return before, after
+        before: tuple[str, int, str] | None = None
+        after: tuple[str, int, str] | None = None
+        for members in self._chains.get((session_id, scope_key), {}).values():
+            low = members.bisect_left((position[0], position[1], ""))
+            high = members.bisect_right((position[0], position[1], "\U0010ffff"))
+            if low > 0 and (before is None or members[low - 1] > before):
+                before = members[low - 1]
+            if high < len(members) and (after is None or members[high] < after):
+                after = members[high]
+        return (
+            self.nodes[before[2]] if before is not None else None,
+            self.nodes[after[2]] if after is not None else None,
+        )
+
+    def chain_before(
+        self,
+        session_id: str,
+        scope_key: str | None,
+        position: ChainPosition,
+        after: ChainPosition | None,
+        label: Label | None,
+        limit: int | None,
+    ) -> list[NodeRecord]:
+        """Members strictly between ``after`` (the start) and ``position``, nearest first."""
+        chains = self._chains.get((session_id, scope_key), {})
+        lists = [chains[label]] if label in chains else [] if label else list(chains.values())
+        found: list[tuple[str, int, str]] = []
+        for members in lists:
+            low = 0 if after is None else members.bisect_right((after[0], after[1], "\U0010ffff"))
+            high = members.bisect_left((position[0], position[1], ""))
+            if limit is not None:
+                low = max(low, high - limit)
+            found.extend(members.islice(low, high, reverse=True))
+        found.sort(reverse=True)
+        return [self.nodes[node_id] for _, _, node_id in found[:limit]]
 
     def search(self, term: str, session_id: str | None) -> dict[str, int]:
         """Live nodes with a token starting with ``term``: id -> best rank of such a token."""

@@ -157,6 +157,18 @@ class _Reads:
     ) -> tuple[NodeRecord | None, NodeRecord | None]:
         return self._graph.chain_neighbours(session_id, scope_key, position)
 
+    async def chain_before(
+        self,
+        session_id: str,
+        scope_key: str | None,
+        position: ChainPosition,
+        *,
+        after: ChainPosition | None = None,
+        label: Label | None = None,
+        limit: int | None = None,
+    ) -> list[NodeRecord]:
+        return self._graph.chain_before(session_id, scope_key, position, after, label, limit)
+
     async def search(
         self,
         terms: Sequence[str],

@@ -261,6 +261,23 @@ CHAIN_NEIGHBOURS: Final[LiteralString] = (
 )
 """The chain members right before and right after ``$pos`` (``records.chain_pos``)."""
 
+
+@cache
+def chain_before(label: Label | None) -> LiteralString:
+    """The chain members between ``$after`` (the start when null) and ``$pos``, of ``label``
+    (any step label when ``None``), nearest first, at most ``$limit``."""
+    branch = (
+        _PARAM_CHAIN + "WHERE n._sm_pos < $pos AND ($after IS NULL OR n._sm_pos > $after) "
+        "RETURN n ORDER BY " + _DESC + " LIMIT $limit"
+    )
+    names = STEP_LABELS if label is None else (label_name(label),)
+    return (
+        "CALL () { "
+        + " UNION ALL ".join(branch.replace("_L_", name) for name in names)
+        + f" }} WITH n ORDER BY n._sm_pos DESC LIMIT $limit RETURN {NODE} AS node"
+    )
+
+
 # --- search -----------------------------------------------------------------------------------
 
 _MATCHED: Final[LiteralString] = (

@@ -21,7 +21,10 @@ if TYPE_CHECKING:
     from resolvers.records import Direction, EdgeRecord, EdgeType, NodeRecord
     from resolvers.store import ChainPosition
 
-LUCENE_MAX_TERM: Final = 255  # the whitespace analyzer cuts longer tokens into pieces
+LUCENE_MAX_TERM: Final = 255
+CHAIN_LIMIT: Final = (
+    2**62
+)  # ``LIMIT`` needs a number: "no limit"  # the whitespace analyzer cuts longer tokens into pieces
 
 
 def rows_of(ids: Sequence[str]) -> tuple[list[dict[str, Any]], frozenset[Label]]:
@@ -174,6 +177,27 @@ class Reads:
         )
         sides = {record["side"]: to_node(record["node"]) for record in records}
         return sides.get("before"), sides.get("after")
+
+    async def chain_before(
+        self,
+        session_id: str,
+        scope_key: str | None,
+        position: ChainPosition,
+        *,
+        after: ChainPosition | None = None,
+        label: Label | None = None,
+        limit: int | None = None,
+    ) -> list[NodeRecord]:
+        if label is not None and label.value not in cypher.STEP_LABELS:
+            return []  # only steps are chain members
+        return await self._nodes(
+            cypher.chain_before(label),
+            session=session_id,
+            scope=chain_scope(scope_key),
+            pos=chain_pos(position),
+            after=None if after is None else chain_pos(after),
+            limit=CHAIN_LIMIT if limit is None else limit,
+        )
 
     async def search(
         self,

@@ -22,7 +22,7 @@ id without a label prefix names no node.
 Guarantees and costs: every ``transaction()`` is one explicit Neo4j transaction, committed on
 a clean exit (durable when the block returns) and rolled back on an exception; a primitive
 is one round trip, frontiers (``get_nodes``, ``expand``, ``edges_among``) go in one
-``UNWIND``, and a whole chain or trace walk is one statement (``WalkReader``, ``walks``).
+``UNWIND``, and a whole chain walk is one statement (``WalkReader``, ``walks``).
 Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
 Listings are newest first by insertion order (``_sm_order``: nanosecond wall clock, strictly
 increasing per process, so order across replicas assumes synchronised clocks); their
