@@ -259,7 +259,7 @@ async def trace_provenance(runtime: Runtime, a: TraceProvenanceArguments) -> Pay
                 "via_edge": step.via_edge.value,
                 "reached_from": step.reached_from,
             }
-            for step in getattr(trace, "path", ())
+            for step in trace.path
         ],
         "explored": len(trace.chain),
     }

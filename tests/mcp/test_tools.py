@@ -241,6 +241,11 @@ async def test_reviewer_trace_answers_the_graphql_verdict(
     )
     assert verdict["broken"] is False
     assert verdict["start"]["id"] == "Artifact:fig#v1"
+    assert [step["node"]["id"] for step in verdict["path"]] == [
+        step["node"]["id"] for step in traced["path"]
+    ]
+    assert verdict["path"][-1]["node"]["label"] == "ResearchGoal"
+    assert verdict["path"][0]["reached_from"] == "Artifact:fig#v1"
     assert orphan["broken"] is True
     assert orphan["path"] == []
     assert refused["field"] == "name"
