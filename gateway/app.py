@@ -14,6 +14,11 @@ CORS header is ever sent, so a browser refuses every cross-origin call.
 
 GraphQL over HTTP (media types, status codes, 405 for a mutation over GET):
 ``gateway.graphql_http``.
+
+``/mcp`` serves the agent's tools over the Model Context Protocol (streamable HTTP,
+``gateway.mcp``) behind the same tokens; the reviewer token gets the reviewer's tools there.
+``/explorer`` is the static session explorer (``gateway.explorer``); its page asks for a read
+token and sends it with its GraphQL requests.
 """
 
 from __future__ import annotations
@@ -34,8 +39,10 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from strawberry.exceptions import ConnectionRejectionError
 
+from gateway.explorer import Explorer
 from gateway.graphql_http import SpecGraphQL
 from gateway.logs import RequestIdMiddleware, current_request_id
+from gateway.mcp.server import HttpEndpoint
 from gateway.metrics import Metrics, metrics_endpoint
 from gateway.playground import Playground
 from gateway.runtime import STARTUP_ERRORS, Runtime
@@ -56,7 +63,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-READ, WRITE = "read", "write"
+READ, WRITE, REVIEW = "read", "write", "review"
 # What a browser page on an allowed origin may send and read (CORS).
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
 
@@ -65,25 +72,33 @@ class Access:
     """Decides what a presented token may do."""
 
     def __init__(self, settings: Settings) -> None:
-        self._write = settings.internal_token
-        self._read = settings.read_token
+        self._open = settings.internal_token is None
+        self._tokens = [
+            (grant, token.encode())
+            for grant, token in (
+                (WRITE, settings.internal_token),
+                (READ, settings.read_token),
+                (REVIEW, settings.reviewer_token),
+            )
+            if token is not None
+        ]
 
     @property
     def open(self) -> bool:
-        return self._write is None
+        return self._open
 
     def grant(self, authorization: str | None) -> str | None:
-        """``WRITE``, ``READ`` or ``None`` (refused) for an ``Authorization`` value."""
+        """``WRITE``, ``READ``, ``REVIEW`` (read, and the reviewer's tools on ``/mcp``) or
+        ``None`` (refused) for an ``Authorization`` value."""
         if self.open:
             return WRITE
         scheme, _, token = (authorization or "").partition(" ")
         if scheme.lower() != "bearer" or not token:
             return None
         supplied = token.strip().encode()
-        if self._write is not None and hmac.compare_digest(supplied, self._write.encode()):
-            return WRITE
-        if self._read is not None and hmac.compare_digest(supplied, self._read.encode()):
-            return READ
+        for grant, expected in self._tokens:
+            if hmac.compare_digest(supplied, expected):
+                return grant
         return None
 
 
@@ -135,14 +150,16 @@ class GatewayGraphQL(SpecGraphQL):
 
 
 class BearerAuth:
-    """ASGI middleware guarding ``/graphql`` over HTTP; the grant goes into ``scope['state']``."""
+    """ASGI middleware guarding ``/graphql`` and ``/mcp`` over HTTP; the grant goes into
+    ``scope['state']``. ``playground``: a browser's GET of the page passes without a token."""
 
-    def __init__(self, app: ASGIApp, access: Access) -> None:
+    def __init__(self, app: ASGIApp, access: Access, *, playground: bool = True) -> None:
         self._app = app
         self._access = access
+        self._playground = playground
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or _is_playground(scope):
+        if scope["type"] != "http" or (self._playground and _is_playground(scope)):
             await self._app(scope, receive, send)
             return
         headers = dict(scope["headers"])
@@ -279,6 +296,9 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
     guarded = BearerAuth(
         BodySizeLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds), access
     )
+    tools = HttpEndpoint(settings, lambda: app.state.runtime)
+    explorer = Explorer()
+    explorer.log_source()
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -289,13 +309,14 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             # The message says it all: the server's own frames would only bury it.
             raise exc.with_traceback(None) from None
         try:
-            yield
+            async with tools.running():
+                yield
         finally:
             await app.state.runtime.aclose()
             if tracing is not None:
                 tracing.shutdown()
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
             Route(
@@ -306,10 +327,17 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             Route("/graphql", guarded, methods=["GET", "POST"]),
             WebSocketRoute("/graphql", graphql),
             Mount("/graphql/assets", app=playground.assets),
+            Route(
+                "/mcp",
+                BearerAuth(tools.app, access, playground=False),
+                methods=["GET", "POST", "DELETE"],
+            ),
+            *explorer.routes(),
         ],
         middleware=[*cors_middleware(settings), Middleware(RequestIdMiddleware)],
         lifespan=lifespan,
     )
+    return app
 
 
 def cors_middleware(settings: Settings) -> list[Middleware]:

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway import cli_export, cli_memory
+from gateway import cli_export, cli_mcp, cli_memory
 from gateway.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -51,6 +51,7 @@ def _parser() -> argparse.ArgumentParser:
     migrate.set_defaults(handler=migrate_command)
     cli_memory.register(commands)
     cli_export.register(commands)
+    cli_mcp.register(commands)
     return parser
 
 

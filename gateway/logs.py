@@ -138,7 +138,14 @@ def log_handler(settings: Settings, stream: TextIO | None = None) -> logging.Han
     handler.setFormatter(JsonFormatter() if json_lines else logging.Formatter(TEXT_FORMAT))
     handler.addFilter(RequestIdFilter())
     handler.addFilter(
-        RedactSecrets((settings.internal_token, settings.read_token, settings.neo4j_password))
+        RedactSecrets(
+            (
+                settings.internal_token,
+                settings.read_token,
+                settings.reviewer_token,
+                settings.neo4j_password,
+            )
+        )
     )
     return handler
 

@@ -9,6 +9,8 @@ HOST            bind address                     127.0.0.1
 PORT            bind port                        17674
 INTERNAL_TOKEN  bearer token granting all        (none: loopback only)
 READ_TOKEN      bearer token for queries only    (none)
+REVIEWER_TOKEN  queries only; on ``/mcp`` the    (none)
+                reviewer's tools
 BACKEND         file | neo4j (``local`` = file)  file
 DATA_DIR        data directory                   ~/.science-agent/memory-graph
 NEO4J_URI       Bolt URI                         bolt://127.0.0.1:7687
@@ -94,6 +96,7 @@ class Settings:
     # Secrets stay out of repr() so a logged or printed Settings never shows them.
     internal_token: str | None = field(default=None, repr=False)
     read_token: str | None = field(default=None, repr=False)
+    reviewer_token: str | None = field(default=None, repr=False)
     backend: Backend = Backend.FILE
     data_dir: Path = DEFAULT_DATA_DIR
     neo4j_uri: str = "bolt://127.0.0.1:7687"
@@ -134,16 +137,18 @@ class Settings:
             return value or None
 
         defaults = cls()
-        if get("READ_TOKEN") and not get("INTERNAL_TOKEN"):
-            raise SettingsError(
-                f"{PREFIX}READ_TOKEN is set without {PREFIX}INTERNAL_TOKEN; set both "
-                "(a read token alone would leave mutations unauthenticated)"
-            )
+        for lesser in ("READ_TOKEN", "REVIEWER_TOKEN"):
+            if get(lesser) and not get("INTERNAL_TOKEN"):
+                raise SettingsError(
+                    f"{PREFIX}{lesser} is set without {PREFIX}INTERNAL_TOKEN; set both "
+                    "(it alone would leave mutations unauthenticated)"
+                )
         return cls(
             host=get("HOST") or defaults.host,
             port=_port(get("PORT"), defaults.port),
             internal_token=get("INTERNAL_TOKEN"),
             read_token=get("READ_TOKEN"),
+            reviewer_token=get("REVIEWER_TOKEN"),
             backend=_backend(get("BACKEND")),
             data_dir=Path(get("DATA_DIR") or defaults.data_dir).expanduser(),
             neo4j_uri=get("NEO4J_URI") or defaults.neo4j_uri,

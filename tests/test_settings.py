@@ -31,6 +31,7 @@ def test_every_variable_is_read() -> None:
         PORT="8080",
         INTERNAL_TOKEN="internal",
         READ_TOKEN="read",
+        REVIEWER_TOKEN="review",
         BACKEND="neo4j",
         DATA_DIR="/srv/memory",
         NEO4J_URI="bolt://db:7687",
@@ -45,6 +46,7 @@ def test_every_variable_is_read() -> None:
         port=8080,
         internal_token="internal",
         read_token="read",
+        reviewer_token="review",
         backend=Backend.NEO4J,
         data_dir=Path("/srv/memory"),
         neo4j_uri="bolt://db:7687",
@@ -107,8 +109,9 @@ def test_secrets_stay_out_of_the_repr() -> None:
     assert "pw-neo" not in text
 
 
-def test_a_read_token_without_an_internal_token_is_refused() -> None:
-    environ = {"SCIENCE_AGENT_MEMORY_GRAPH_READ_TOKEN": "read-secret"}
+@pytest.mark.parametrize("name", ["READ_TOKEN", "REVIEWER_TOKEN"])
+def test_a_lesser_token_without_an_internal_token_is_refused(name: str) -> None:
+    environ = {f"SCIENCE_AGENT_MEMORY_GRAPH_{name}": "lesser-secret"}
 
     with pytest.raises(SettingsError, match="INTERNAL_TOKEN"):
         Settings.from_env(environ)

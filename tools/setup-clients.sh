@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # The clients' toolchain. With npm: the packages of clients/package-lock.json (GraphiQL, GraphQL
-# Code Generator, TypeScript, Apollo composition and gateway, playwright-core), and the GraphiQL
-# files the gateway serves offline, copied into gateway/static/graphiql/. Without npm the
-# playground loads GraphiQL from unpkg.com and the Node and browser tests skip.
+# Code Generator, TypeScript, Apollo composition and gateway, playwright-core, Cytoscape.js and
+# graphql-ws), the GraphiQL files the gateway serves offline, copied into
+# gateway/static/graphiql/, and the session explorer, built into gateway/static/explorer/.
+# Without npm the playground loads GraphiQL from unpkg.com, /explorer says how to install it,
+# and the Node and browser tests skip.
 # `tools/setup-clients.sh dev` also creates .venv-codegen with ariadne-codegen, kept apart from
 # .venv because it pins graphql-core<3.3 and ruff<0.16.
 set -euo pipefail
@@ -23,7 +25,7 @@ if command -v npm >/dev/null 2>&1; then
     npm ci --prefix clients --no-audit --no-fund --loglevel=error
     sha256sum clients/package-lock.json | cut -d' ' -f1 >"$stamp"
   fi
-  bash tools/copy-graphiql.sh
+  bash tools/copy-static.sh
 else
   echo "tools/setup-clients.sh: npm not found: the playground loads GraphiQL from unpkg.com;" \
     "the Node and browser tests will be skipped" >&2
