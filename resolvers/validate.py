@@ -28,7 +28,9 @@ MAX_LIST_LENGTH = 10_000
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_TIME = datetime(2999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+# Separates a Paper id's session from its link (``Paper:<sessionId>|<link>``, SPEC §2.1).
+SESSION_SEPARATOR = "|"
 # A surrogate code point in a str is half of a UTF-16 pair: it cannot be stored as UTF-8.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ID_FIELDS = re.compile(r"(^|_)(id|ids|hash|alias|version)$")
@@ -103,12 +105,14 @@ def check_text(name: str, value: str, path: str) -> None:
         raise InvalidInputError(path, "must not be empty")
     if len(value) > limit:
         raise InvalidInputError(path, f"at most {limit} characters")
+    if name == "session_id" and SESSION_SEPARATOR in value:
+        raise InvalidInputError(path, f"must not contain {SESSION_SEPARATOR!r} (Paper ids use it)")
     check_characters(value, path, single_line=identifier)
 
 
 def check_characters(value: str, path: str, *, single_line: bool = False) -> None:
-    """Refuse text that is not valid Unicode or holds control characters (tab, newline and
-    carriage return are allowed unless ``single_line``)."""
+    """Refuse text that is not valid Unicode or holds C0 or C1 control characters (tab,
+    newline and carriage return are allowed unless ``single_line``)."""
     check_unicode(value, path)
     if _CONTROL.search(value) or (single_line and ("\n" in value or "\r" in value)):
         raise InvalidInputError(path, "contains control characters")

@@ -5,7 +5,8 @@ field counts once per item it is completed for, and a list field multiplies what
 its size — its ``first``/``limit``/``limitPerType`` argument (literal or variable), else the
 size of the field whose result holds it (a ``Subgraph``'s ``nodes`` and ``edges`` are as many
 as its ``first``; lists inside their items are not), else that argument's default
-(``DEFAULT_SIZES``), else ``UNSIZED``; a size over any field's maximum counts as that maximum
+(``DEFAULT_SIZES``), else ``SESSION_LONG_LISTS`` for lists as long as a task chain, else
+``UNSIZED``; a size over any field's maximum counts as that maximum
 (the field refuses it itself); a search or an export adds ``SCAN_COSTS``. Aliases count separately,
 fragments where they are spread. So 30 aliases of ``subgraph(first: 5000) { nodes { id } }``
 cost about 300,000 and are refused, while a playground's view of one session costs a few
@@ -60,6 +61,9 @@ SIZE_ARGUMENTS = ("first", "limit", "limitPerType")
 DEFAULT_SIZES = {"subgraph": subgraph.SUBGRAPH_DEFAULT_FIRST}
 DEFAULT_SIZE = search.DEFAULT_FIRST
 UNSIZED = 50
+# Lists with no size argument whose length grows with the session: a trace's witness ``path``
+# and its exploration (``chain``) follow a task chain step by step, however long it is.
+SESSION_LONG_LISTS = {"path": 1000, "chain": 1000}
 # Fields whose work grows with what they scan, not with the page they answer: a search ranks
 # every match of a common term, an export renders a whole session. Counted as this much on
 # top, which makes each one a heavy query (``heavy_cost``), run through the reader pool.
@@ -151,7 +155,8 @@ class _CostWalk:
         size = self._size(node, definition.args)
         inner_bound = size if size is not None else bound
         is_list = isinstance(get_nullable_type(definition.type), GraphQLList)
-        items = (inner_bound if inner_bound is not None else UNSIZED) if is_list else 1
+        unsized = SESSION_LONG_LISTS.get(node.name.value, UNSIZED)
+        items = (inner_bound if inner_bound is not None else unsized) if is_list else 1
         # A size bounds the lists of the field's own result, not lists nested in their items.
         below_bound = None if is_list else inner_bound
         below = (

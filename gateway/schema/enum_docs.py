@@ -127,7 +127,10 @@ ERROR_CODES = {
     "ARTIFACT_VERSION_NOT_FOUND": "A cited Artifact version has not been recorded.",
     "ARTIFACT_NOT_FOUND": "The report Artifact version did not arrive in time.",
     "CLAIM_NOT_FOUND": "A claim id to link does not exist in this session.",
-    "QUERY_LIMIT_EXCEEDED": "A request limit (depth, aliases, tokens, time budget) was hit.",
+    "QUERY_LIMIT_EXCEEDED": "A request limit (depth, aliases, tokens, cost, time budget) was hit.",
+    "KEY_OWNED_BY_OTHER_SESSION": (
+        "The write would change a node another session created; nothing was written."
+    ),
 }
 
 BACKENDS = {

@@ -196,3 +196,19 @@ async def test_a_bad_stored_time_reads_as_null_with_the_raw_text_in_properties(
 
     assert data["node"]["finishedAt"] is None
     assert data["node"]["properties"]["finished_at"] == OLD_TIME
+
+
+async def test_a_session_id_holding_the_paper_id_separator_is_refused(gql: GraphQLClient) -> None:
+    answer = await b.first_message(gql, "p|urn:q")
+    listed = await gql.execute(
+        "{ nodesByType(labels: [RESEARCH_GOAL]) { ... on NodeList { total } } }"
+    )
+
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", "sessionId")
+    assert listed["nodesByType"]["total"] == 0
+
+
+async def test_a_c1_control_character_is_refused_like_a_c0_one(gql: GraphQLClient) -> None:
+    answer = await b.first_message(gql, "s1", objective="next\x85line")
+
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", "input.coreObjective")

@@ -57,6 +57,18 @@ async def test_thirty_aliases_of_a_large_subgraph_are_refused_before_anything_ru
     assert codes(result) == [LIMIT]
 
 
+async def test_thirty_aliases_of_a_trace_are_refused_since_its_path_grows_with_the_chain(
+    gql: GraphQLClient,
+) -> None:
+    selection = "{ ... on ProvenanceTrace { path { node { id excerpt properties } } } }"
+    fields = " ".join(f'a{i}: traceProvenance(nodeId: "fig") {selection}' for i in range(30))
+
+    result = await gql.raw("{ " + fields + " }")
+
+    assert result.data is None
+    assert codes(result) == [LIMIT]
+
+
 async def test_one_default_subgraph_is_within_the_cost_limit(gql: GraphQLClient) -> None:
     await b.first_message(gql, "s1")
 
