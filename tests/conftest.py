@@ -123,3 +123,23 @@ class GraphQLClient:
 @pytest.fixture
 def gql(schema: strawberry.Schema, runtime: Runtime) -> GraphQLClient:
     return GraphQLClient(schema, runtime)
+
+
+# The developer's quick loop, `pytest -m fast`: everything but the Neo4j backend, the browser and
+# client builds, the generated (property-based) suites and the long load, crash and outage runs.
+# The full suite (no -m) is what CI runs.
+SLOW_FOLDERS = ("e2e", "fuzz", "bench", "model", "docs")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        parts = item.path.relative_to(item.config.rootpath / "tests").parts
+        callspec = getattr(item, "callspec", None)
+        on_neo4j = parts[:2] == ("stores", "neo4j") or (
+            callspec is not None and "neo4j" in map(str, callspec.params.values())
+        )
+        slow = item.get_closest_marker("slow") is not None
+        if on_neo4j:
+            item.add_marker(pytest.mark.neo4j)
+        if not (on_neo4j or slow or parts[0] in SLOW_FOLDERS):
+            item.add_marker(pytest.mark.fast)
