@@ -42,9 +42,9 @@ MAX_TOKENS             lexical tokens in one document            4000
 MAX_BODY_BYTES         largest HTTP request body (else 413)      4194304 (4 MiB)
 QUERY_TIMEOUT_SECONDS  time budget of a query's root fields      10
 INTROSPECTION          0 = refuse introspection queries          1
-MAX_COST               worst-case field values of one operation  100000
+MAX_COST               worst-case field values of one operation  200000
                        (``gateway.schema.cost``)
-MAX_COST_READ          the same for the read token               50000
+MAX_COST_READ          the same for the read token               100000
 HEAVY_READERS          queries over 1,000 field values running   4
                        at once (others wait; writes never do)
 HEADER_TIMEOUT_SECONDS time to receive a request head, from the   10
@@ -113,8 +113,8 @@ class Settings:
     max_body_bytes: int = 4 * 1024 * 1024
     query_timeout_seconds: float = 10.0
     introspection: bool = True
-    max_cost: int = 100_000
-    max_cost_read: int = 50_000
+    max_cost: int = 200_000
+    max_cost_read: int = 100_000
     heavy_readers: int = 4
     header_timeout_seconds: float = 10.0
     body_timeout_seconds: float = 10.0

@@ -57,8 +57,8 @@ class Limits:
     max_tokens: int = 4000
     query_timeout_seconds: float | None = 10.0
     introspection: bool = True
-    max_cost: int = 100_000
-    max_cost_read: int = 50_000
+    max_cost: int = 200_000
+    max_cost_read: int = 100_000
     heavy_cost: int = 1_000
     heavy_readers: int = 4
 

@@ -60,7 +60,8 @@ async def test_thirty_aliases_of_a_large_subgraph_are_refused_before_anything_ru
 async def test_thirty_aliases_of_a_trace_are_refused_since_its_path_grows_with_the_chain(
     gql: GraphQLClient,
 ) -> None:
-    selection = "{ ... on ProvenanceTrace { path { node { id excerpt properties } } } }"
+    step = "{ node { id excerpt properties } }"
+    selection = f"{{ ... on ProvenanceTrace {{ path {step} chain {step} }} }}"
     fields = " ".join(f'a{i}: traceProvenance(nodeId: "fig") {selection}' for i in range(30))
 
     result = await gql.raw("{ " + fields + " }")
