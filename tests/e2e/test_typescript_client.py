@@ -82,7 +82,8 @@ def test_the_operations_generate_and_the_example_type_checks(copy: Path) -> None
 def test_generation_fails_when_the_schema_drops_a_field_an_operation_reads(
     copy: Path, tmp_path: Path
 ) -> None:
-    schema = altered_schema(tmp_path, "  isTerminal: Boolean!\n", "")
+    field = '  """Whether `node` has the target label."""\n  isTerminal: Boolean!\n'
+    schema = altered_schema(tmp_path, field, "")
 
     generated = codegen(schema, copy)
 
