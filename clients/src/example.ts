@@ -47,7 +47,8 @@ export async function explore(url: string, sessionId: string, nodeId: string): P
 
   const { traceProvenance } = await request(url, TraceDocument, { nodeId, sessionId });
   if (traceProvenance.__typename === "ProvenanceTrace") {
-    const hops = traceProvenance.chain.map((step) => `${step.viaEdge}→${step.node.label}`);
+    // The witness: every stored edge from the node up to the goal.
+    const hops = traceProvenance.path.map((step) => `${step.viaEdge}→${step.node.label}`);
     lines.push(`${traceProvenance.broken ? "broken" : "traceable"}: ${hops.join(" ")}`);
   }
   return lines;

@@ -138,6 +138,8 @@ async def test_a_claim_citing_evidence_and_a_figure_traces_back_to_the_goal(
     assert trace.broken is False
     assert trace.chain[-1].node.label is NodeLabel.RESEARCH_GOAL
     assert trace.chain[-1].is_terminal
+    assert trace.path[0].reached_from == "Artifact:fig#v1"
+    assert trace.path[-1].node.label is NodeLabel.RESEARCH_GOAL
 
 
 async def test_the_session_graph_and_a_chain_show_what_was_observed(

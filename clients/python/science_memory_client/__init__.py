@@ -103,6 +103,8 @@ from .trace import (
     TraceTraceProvenanceProvenanceTrace,
     TraceTraceProvenanceProvenanceTraceChain,
     TraceTraceProvenanceProvenanceTraceChainNode,
+    TraceTraceProvenanceProvenanceTracePath,
+    TraceTraceProvenanceProvenanceTracePathNode,
     TraceTraceProvenanceQueryLimitExceeded,
 )
 
@@ -192,6 +194,8 @@ __all__ = [
     "TraceTraceProvenanceProvenanceTrace",
     "TraceTraceProvenanceProvenanceTraceChain",
     "TraceTraceProvenanceProvenanceTraceChainNode",
+    "TraceTraceProvenanceProvenanceTracePath",
+    "TraceTraceProvenanceProvenanceTracePathNode",
     "TraceTraceProvenanceQueryLimitExceeded",
     "Upload",
 ]

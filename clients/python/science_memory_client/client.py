@@ -294,9 +294,20 @@ class ScienceMemoryClient(AsyncBaseClient):
                   broken
                   truncated
                   reason
+                  path {
+                    hop
+                    viaEdge
+                    reachedFrom
+                    node {
+                      __typename
+                      id
+                      label
+                    }
+                  }
                   chain {
                     hop
                     viaEdge
+                    reachedFrom
                     isTerminal
                     node {
                       __typename

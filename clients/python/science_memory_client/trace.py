@@ -22,12 +22,38 @@ class TraceTraceProvenanceProvenanceTrace(BaseModel):
     broken: bool
     truncated: bool
     reason: Optional[str]
+    path: list["TraceTraceProvenanceProvenanceTracePath"]
     chain: list["TraceTraceProvenanceProvenanceTraceChain"]
+
+
+class TraceTraceProvenanceProvenanceTracePath(BaseModel):
+    hop: int
+    via_edge: EdgeType = Field(alias="viaEdge")
+    reached_from: str = Field(alias="reachedFrom")
+    node: "TraceTraceProvenanceProvenanceTracePathNode"
+
+
+class TraceTraceProvenanceProvenanceTracePathNode(BaseModel):
+    typename__: Literal[
+        "Artifact",
+        "Claim",
+        "Code",
+        "Evidence",
+        "GraphNode",
+        "Paper",
+        "ResearchGoal",
+        "SourceFile",
+        "Task",
+        "ToolCall",
+    ] = Field(alias="__typename")
+    id: str
+    label: NodeLabel
 
 
 class TraceTraceProvenanceProvenanceTraceChain(BaseModel):
     hop: int
     via_edge: EdgeType = Field(alias="viaEdge")
+    reached_from: str = Field(alias="reachedFrom")
     is_terminal: bool = Field(alias="isTerminal")
     node: "TraceTraceProvenanceProvenanceTraceChainNode"
 
@@ -81,4 +107,5 @@ class TraceTraceProvenanceQueryLimitExceeded(BaseModel):
 
 Trace.model_rebuild()
 TraceTraceProvenanceProvenanceTrace.model_rebuild()
+TraceTraceProvenanceProvenanceTracePath.model_rebuild()
 TraceTraceProvenanceProvenanceTraceChain.model_rebuild()
