@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from resolvers.errors import DeclareCode, DeclareRejectedError
+from resolvers.errors import DeclareCode, DeclareRejectedError, InvalidInputError
 from resolvers.links import normalize_link
 from resolvers.observe import run_write
 from resolvers.records import (
@@ -194,7 +194,26 @@ def _without_blank_cites(e: ClaimDeclared) -> ClaimDeclared:
     )
 
 
+def _check_unique_aliases(e: ClaimDeclared) -> None:
+    """One alias names one chip in the report: a second cite under it is refused by name."""
+    seen: set[str] = set()
+    groups = (
+        ("citesEvidence", e.cites_evidence),
+        ("citesArtifacts", e.cites_artifacts),
+        ("citesSourceFiles", e.cites_source_files),
+    )
+    for field, cites in groups:
+        for index, cite in enumerate(cites):
+            if cite.alias in seen:
+                path = f"input.{field}[{index}].alias"
+                raise InvalidInputError(
+                    path, f"alias {cite.alias!r} is already used by another cite"
+                )
+            seen.add(cite.alias)
+
+
 async def _resolve_cites(tx: GraphReader, e: ClaimDeclared) -> list[Chip]:
+    _check_unique_aliases(e)
     if not (e.cites_evidence or e.cites_artifacts or e.cites_source_files):
         _reject(
             DeclareCode.NO_CITES_TARGET,

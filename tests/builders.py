@@ -151,7 +151,8 @@ EVIDENCE_RESULT = (
 )
 CLAIM_RESULT = (
     "__typename ... on ClaimDeclared { claimId chipMap { alias kind id nodeId label version } } "
-    "... on DeclareRejected { code message instruction alias } ... on Error { code message }"
+    "... on DeclareRejected { code message instruction alias } ... on Error { code message } "
+    "... on InvalidInput { field }"
 )
 
 

@@ -118,6 +118,22 @@ async def test_a_claim_citing_only_an_artifact_is_declared(gql: GraphQLClient) -
     ]
 
 
+async def test_two_cites_under_one_alias_are_refused_naming_the_second(
+    gql: GraphQLClient,
+) -> None:
+    await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig"), b.artifact("fig", 2)])
+    cites = [{"alias": "x", "artifactId": "fig", "version": v} for v in (1, 2)]
+
+    result = await b.claim(gql, "s1", citesArtifacts=cites)
+    claims = await gql.execute("{ nodesByType(labels: [CLAIM]) { ... on NodeList { total } } }")
+
+    assert (result["__typename"], result["field"]) == (
+        "InvalidInput",
+        "input.citesArtifacts[1].alias",
+    )
+    assert claims["nodesByType"]["total"] == 0
+
+
 async def test_the_same_claim_declared_twice_is_one_node(gql: GraphQLClient) -> None:
     await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig")])
     first = await b.claim(gql, "s1", artifacts=[("fig", 1)])
