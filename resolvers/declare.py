@@ -197,19 +197,17 @@ def _without_blank_cites(e: ClaimDeclared) -> ClaimDeclared:
 def _check_unique_aliases(e: ClaimDeclared) -> None:
     """One alias names one chip in the report: a second cite under it is refused by name."""
     seen: set[str] = set()
-    groups = (
-        ("citesEvidence", e.cites_evidence),
-        ("citesArtifacts", e.cites_artifacts),
-        ("citesSourceFiles", e.cites_source_files),
-    )
-    for field, cites in groups:
-        for index, cite in enumerate(cites):
-            if cite.alias in seen:
-                path = f"input.{field}[{index}].alias"
-                raise InvalidInputError(
-                    path, f"alias {cite.alias!r} is already used by another cite"
-                )
-            seen.add(cite.alias)
+    aliases = [
+        *((f"citesEvidence[{i}]", c.alias) for i, c in enumerate(e.cites_evidence)),
+        *((f"citesArtifacts[{i}]", a.alias) for i, a in enumerate(e.cites_artifacts)),
+        *((f"citesSourceFiles[{i}]", c.alias) for i, c in enumerate(e.cites_source_files)),
+    ]
+    for cite, alias in aliases:
+        if alias in seen:
+            raise InvalidInputError(
+                f"input.{cite}.alias", f"alias {alias!r} is already used by another cite"
+            )
+        seen.add(alias)
 
 
 async def _resolve_cites(tx: GraphReader, e: ClaimDeclared) -> list[Chip]:
