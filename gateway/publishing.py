@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from gateway.events import GraphChange
 from gateway.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
+from gateway.forwarding import ForwardedReads
 from resolvers.records import EdgeRecord
 from resolvers.store import RankedSearch, WalkReader
 
@@ -34,26 +35,14 @@ if TYPE_CHECKING:
     from resolvers.store import GraphStore, GraphTransaction
 
 
-class PublishingStore:
+class PublishingStore(ForwardedReads):
     """``store`` plus change publication; ``inner`` is the wrapped store."""
 
     def __init__(self, store: GraphStore, bus: EventBus) -> None:
+        super().__init__(store)
         self.inner = store
         self.backend = store.backend
         self._bus = bus
-        self.get_nodes = store.get_nodes
-        self.nodes_by_key = store.nodes_by_key
-        self.artifact_versions = store.artifact_versions
-        self.expand = store.expand
-        self.edges_among = store.edges_among
-        self.list_nodes = store.list_nodes
-        self.list_edges = store.list_edges
-        self.session_node_ids = store.session_node_ids
-        self.project_artifacts = store.project_artifacts
-        self.chain_members = store.chain_members
-        self.chain_neighbours = store.chain_neighbours
-        self.chain_before = store.chain_before
-        self.search = store.search
         self.ping = store.ping
         self.count_nodes = store.count_nodes
         if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
@@ -99,7 +88,7 @@ def unwrap(store: GraphStore) -> GraphStore:
     return store.inner if isinstance(store, PublishingStore) else store
 
 
-class RecordingTransaction:
+class RecordingTransaction(ForwardedReads):
     """A transaction that remembers the nodes and edges it changed."""
 
     def __init__(
@@ -110,6 +99,7 @@ class RecordingTransaction:
         *,
         every_delete: bool = False,
     ) -> None:
+        super().__init__(tx)
         self._tx = tx
         # A deleted node is read first to report it: only while someone here subscribes, or
         # always when the changes go to a feed that other replicas' subscribers read.
@@ -119,19 +109,6 @@ class RecordingTransaction:
         self._nodes: dict[str, NodeRecord] = {}
         self._edges: list[tuple[EdgeRecord, bool]] = []
         self._deleted: list[NodeRecord] = []
-        self.get_nodes = tx.get_nodes
-        self.nodes_by_key = tx.nodes_by_key
-        self.artifact_versions = tx.artifact_versions
-        self.expand = tx.expand
-        self.edges_among = tx.edges_among
-        self.list_nodes = tx.list_nodes
-        self.list_edges = tx.list_edges
-        self.session_node_ids = tx.session_node_ids
-        self.project_artifacts = tx.project_artifacts
-        self.chain_members = tx.chain_members
-        self.chain_neighbours = tx.chain_neighbours
-        self.chain_before = tx.chain_before
-        self.search = tx.search
         self.next_seq = tx.next_seq
         self.park_edge = tx.park_edge
         self.take_parked = tx.take_parked

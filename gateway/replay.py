@@ -15,6 +15,7 @@ import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
+from gateway.forwarding import ForwardedReads
 from resolvers.errors import DomainError, StoreUnavailableError
 from resolvers.observe import APPLY
 
@@ -31,29 +32,17 @@ class _BatchInterruptedError(Exception):
     """An event of the batch needs a transaction of its own (a retry after a conflict)."""
 
 
-class _BatchStore:
+class _BatchStore(ForwardedReads):
     """``store`` for one event of a batch: its transaction is the batch's open one."""
 
     def __init__(self, store: GraphStore, tx: GraphTransaction) -> None:
+        super().__init__(tx)
         self._tx = tx
         self._failed = False
         self.backend = store.backend
         self.ping = store.ping
         self.count_nodes = store.count_nodes
         self.aclose = store.aclose
-        self.get_nodes = tx.get_nodes
-        self.nodes_by_key = tx.nodes_by_key
-        self.artifact_versions = tx.artifact_versions
-        self.expand = tx.expand
-        self.edges_among = tx.edges_among
-        self.list_nodes = tx.list_nodes
-        self.list_edges = tx.list_edges
-        self.session_node_ids = tx.session_node_ids
-        self.project_artifacts = tx.project_artifacts
-        self.chain_members = tx.chain_members
-        self.chain_neighbours = tx.chain_neighbours
-        self.chain_before = tx.chain_before
-        self.search = tx.search
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
