@@ -345,11 +345,21 @@ RAISE_SEQ: Final[LiteralString] = (
     "SET c.seq = CASE WHEN c.seq < $value THEN $value ELSE c.seq END"
 )
 
+NEXT_ORDER: Final[LiteralString] = (
+    "MERGE (c:SessionCounter {session_id: $scope}) ON CREATE SET c.seq = 0 "
+    "SET c._sm_lock = true REMOVE c._sm_lock "  # locked before it is read
+    "WITH c, timestamp() * 1000000 + $spread AS now "
+    "SET c.ord = CASE WHEN coalesce(c.ord, 0) < now THEN now ELSE c.ord + 1 END "
+    "WITH c.ord AS ord "
+)
+"""Binds ``ord`` to the next insertion order of the transaction's scope (its session, or
+``""``): server time or one past the scope's last, whichever is larger (``plans.ORDER``)."""
+
 PUT_NODE: Final[dict[Label, LiteralString]] = {
-    Label(name): f"MERGE (n:{name} {{id: $id}}) "
-    "WITH n, n._sm_order AS kept, n.session_id AS owner "
+    Label(name): NEXT_ORDER + f"MERGE (n:{name} {{id: $id}}) "
+    "WITH n, ord, n._sm_order AS kept, n.session_id AS owner "
     "FOREACH (_ IN CASE WHEN owner IS NULL OR owner = $props.session_id THEN [1] ELSE [] END | "
-    "SET n = $props SET n._sm_order = coalesce(kept, $order)) "
+    "SET n = $props SET n._sm_order = coalesce(kept, ord)) "
     "RETURN owner"
     for name in LABELS
 }
@@ -368,10 +378,10 @@ DELETE_NODE: Final[dict[Label, LiteralString]] = {
 def put_edge(source: Label, edge_type: EdgeType, target: Label) -> LiteralString:
     """Create or replace one edge; no row when an endpoint is missing."""
     return (
-        f"MATCH (a:{label_name(source)} {{id: $source}}) "
+        NEXT_ORDER + f"MATCH (a:{label_name(source)} {{id: $source}}) "
         f"MATCH (b:{label_name(target)} {{id: $target}}) "
         f"MERGE (a)-[r:{type_name(edge_type)}]->(b) "
-        "ON CREATE SET r._sm_new = true, r._sm_order = $order, "
+        "ON CREATE SET r._sm_new = true, r._sm_order = ord, "
         "r._sm_session = CASE WHEN a.session_id = b.session_id THEN a.session_id END "
         "WITH r, r._sm_new IS NOT NULL AS created, r._sm_order AS kept, r._sm_session AS session "
         "SET r = $props SET r._sm_order = kept, r._sm_session = session "
@@ -388,8 +398,8 @@ def delete_edge(source: Label, edge_type: EdgeType, target: Label) -> LiteralStr
 
 
 PARK_EDGE: Final[LiteralString] = (
-    "MERGE (p:ParkedEdge {waiting_for: $waiting_for, type: $type, source: $source, "
-    "target: $target}) ON CREATE SET p.props = $props, p._sm_order = $order"
+    NEXT_ORDER + "MERGE (p:ParkedEdge {waiting_for: $waiting_for, type: $type, source: $source, "
+    "target: $target}) ON CREATE SET p.props = $props, p._sm_order = ord"
 )
 
 TAKE_PARKED: Final[LiteralString] = (

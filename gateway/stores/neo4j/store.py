@@ -6,12 +6,12 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   (``id``, ``key``, ``session_id``, ``created_at`` as a native ``DateTime``, ``seq``, the
   props, and reserved ``_sm_*`` helpers that reads strip);
 * an edge is a relationship of type ``EdgeType.value`` holding the edge's props;
-* ``(:SessionCounter {session_id, seq})`` per session: ``next_seq`` increments it, and a
-  transaction for a session write-locks it first, so writers of one session are serialised
-  across processes and replicas and never share a ``seq``. Inside one process they first queue
-  in ``_SessionGate`` (FIFO, no connection held), so only writers of other processes ever wait
-  on the server's lock, and a burst of writes to one session never turns into lock waits that
-  run into the round-trip timeout;
+* ``(:SessionCounter {session_id, seq, ord})`` per session: ``seq`` the arrival counter of its
+  steps, ``ord`` the last insertion order drawn (``plans.ORDER``). A write of a session locks
+  it first, so writers of one session are serialised across processes and replicas for as
+  long as one write transaction lasts, and never share a ``seq``. Inside one process they
+  first queue in ``_SessionGate`` (FIFO, no connection held), so only writers of other
+  processes ever wait on the server's lock;
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``;
 * the change feed of ``gateway.feed``: ``(:FeedHead {session_id, seq})`` per session and
@@ -23,21 +23,26 @@ Nodes are addressed by global id, ``<Label>:<key>`` (``resolvers.records.node_id
 label is read from the id, so ``put_node`` refuses an id whose prefix is not its label, and an
 id without a label prefix names no node.
 
-Guarantees and costs: every ``transaction()`` is one explicit Neo4j transaction, committed on
-a clean exit (durable when the block returns) and rolled back on an exception; a primitive
-is one round trip, frontiers (``get_nodes``, ``expand``, ``edges_among``) go in one
-``UNWIND``, and a whole chain walk is one statement (``WalkReader``, ``walks``).
-Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
-Listings are newest first by insertion order (``_sm_order``: nanosecond wall clock, strictly
-increasing per process, so order across replicas assumes synchronised clocks); their
-``total`` counts the matches (a session-index or label scan). Search (``search_ranked``)
+Guarantees and costs: an event's write (``write``) is one managed transaction
+(``execute_write``: the driver runs it again after a deadlock or a lost connection) of a
+constant number of statements whatever the event's size: the plan's snapshot and the rules'
+changes (``planned``, ``plans``), then the commit. ``transaction()`` is one explicit
+transaction whose primitives are a statement each (cleanups, migration), committed on a clean
+exit and rolled back on an exception. Frontier reads (``get_nodes``, ``expand``,
+``edges_among``) go in one ``UNWIND``, and a whole chain walk is one statement (``WalkReader``,
+``walks``). Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
+Listings are newest first by insertion order (``_sm_order``, drawn from the session's
+counter and the server's clock, never a process clock: strictly increasing in commit order
+within a session, server-time order across sessions); their ``total`` counts the matches (a
+session-index or label scan). Search (``search_ranked``)
 is one statement: prefix candidates from the ``sm_fulltext`` index (narrowed to the session by
 its digest token), each ranked exactly by the rules of ``resolvers.search`` from its stored
 tokens and their field ranks, sorted and paged in Cypher; its cost follows the number of
 candidates rather than the store size, and only the page crosses the network.
 
 Failures are mapped in ``_driver_errors`` only: every driver, socket and connectivity error,
-transient server error (deadlock, lock timeout), rejected credential and client-side timeout
+transient server error (deadlock, lock timeout, once the driver's retries are spent;
+``transient`` when the driver deems it retryable), rejected credential and client-side timeout
 becomes ``StoreUnavailableError("neo4j")``; a server-side transaction timeout becomes
 ``QueryLimitExceededError``; a uniqueness violation (a domain key already taken by a node with
 another id) becomes ``StoreWriteError``. The password never appears in a message. Every
@@ -50,16 +55,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
 
 import neo4j
 from neo4j import AsyncGraphDatabase, Query
 from neo4j.exceptions import DriverError, Neo4jError
 
 from gateway.redaction import redact
-from gateway.stores.neo4j import cypher
+from gateway.stores.neo4j import cypher, plans
+from gateway.stores.neo4j.planned import PlannedTransaction
 from gateway.stores.neo4j.reads import Reads, label_of
 from gateway.stores.neo4j.records import (
     edge_properties,
@@ -83,10 +88,15 @@ from resolvers.records import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+
+    from resolvers.plan import ReadPlan
+    from resolvers.store import GraphTransaction
 
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 BACKEND: Final = Backend.NEO4J.value
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
@@ -97,8 +107,6 @@ _UNAVAILABLE_CODES: Final = (
     "Neo.ClientError.Cluster.",
     "Neo.ClientError.Database.",  # e.g. the configured database does not exist
 )
-# Concurrent transactions in each other's way (deadlock, lock timeout): worth a new attempt.
-_CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)
 
 
 @asynccontextmanager
@@ -122,7 +130,7 @@ async def _driver_errors(
             raise StoreWriteError(f"Refused by a Neo4j constraint: {exc.message}") from exc
         if not code.startswith(_UNAVAILABLE_CODES):
             raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer
-        transient = code.startswith(_CONFLICT_CODES)
+        transient = exc.is_retryable()  # what the driver's managed retries had been retrying
         detail = _detail(exc, secret)
         raise StoreUnavailableError(BACKEND, detail=detail, transient=transient) from exc
     except mapped as exc:
@@ -166,23 +174,20 @@ class _SessionGate:
                 self._locks[session_id] = (lock, users - 1)
 
 
-class _Clock:
-    """Insertion order: nanoseconds of wall clock, strictly increasing in this process."""
-
-    def __init__(self) -> None:
-        self._last = 0
-
-    def __call__(self) -> int:
-        self._last = max(self._last + 1, time.time_ns())
-        return self._last
-
-
 class _Neo4jTransaction(Reads):
     """One explicit Neo4j transaction; its reads see its own writes."""
 
-    def __init__(self, tx: neo4j.AsyncTransaction, store: Neo4jStore) -> None:
+    def __init__(
+        self,
+        tx: neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction,
+        store: Neo4jStore,
+        scope: str | None,
+        errors: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
+    ) -> None:
         self._tx = tx
         self._store = store
+        self._scope = scope or ""  # whose counter draws insertion order (``cypher.NEXT_ORDER``)
+        self._errors = errors
         # The nodes this transaction wrote, as written. Reading one back could only return the
         # same record (a concurrent writer of that node waits for this commit), so it costs no
         # round trip: a use case checks an edge's endpoints right after writing them.
@@ -197,9 +202,15 @@ class _Neo4jTransaction(Reads):
         return [written[node_id] if node_id in written else fetched[node_id] for node_id in ids]
 
     async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
-        async with self._store._errors():
+        async with self._errors():
             result = await self._tx.run(query, params)
             return [record async for record in result]
+
+    def _order(self) -> dict[str, Any]:
+        return {"scope": self._scope, "spread": plans.spread(self._scope)}
+
+    async def prefetch(self, plan: ReadPlan) -> None:
+        """Every primitive here is its own statement: nothing is loaded ahead."""
 
     async def put_node(self, node: NodeRecord) -> None:
         if label_of(node.id) is not node.label:
@@ -208,7 +219,7 @@ class _Neo4jTransaction(Reads):
             cypher.PUT_NODE[node.label],
             id=node.id,
             props=node_properties(node),
-            order=self._store._clock(),
+            **self._order(),
         )
         owner = record["owner"]
         if owner is not None and owner != node.session_id:
@@ -232,7 +243,7 @@ class _Neo4jTransaction(Reads):
                 source=edge.source,
                 target=edge.target,
                 props=edge_properties(edge),
-                order=self._store._clock(),
+                **self._order(),
             )
         if not records:
             raise ValueError(f"edge endpoint missing: {edge.identity}")
@@ -258,7 +269,7 @@ class _Neo4jTransaction(Reads):
             source=edge.source,
             target=edge.target,
             props=parked_props(edge),
-            order=self._store._clock(),
+            **self._order(),
         )
 
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
@@ -293,8 +304,10 @@ class Neo4jStore(Walks):
         self._secret = secret
         self._connection_timeout = connection_timeout
         self._query_timeout = query_timeout
-        self._clock = _Clock()
         self._gate = _SessionGate()
+        self._unit = neo4j.unit_of_work(timeout=query_timeout * TRANSACTION_TIMEOUT_FACTOR)(
+            self._run_work
+        )
         self._closed = False
 
     @classmethod
@@ -408,7 +421,7 @@ class Neo4jStore(Walks):
                 tx = await session.begin_transaction(
                     timeout=self._query_timeout * TRANSACTION_TIMEOUT_FACTOR
                 )
-            work = _Neo4jTransaction(tx, self)
+            work = _Neo4jTransaction(tx, self, session_id, self._errors)
             try:
                 if session_id is not None:
                     await work._fetch(cypher.LOCK_SESSION, session=session_id)
@@ -422,6 +435,43 @@ class Neo4jStore(Walks):
             with contextlib.suppress(StoreUnavailableError):
                 async with self._errors(self._connection_timeout):
                     await session.close()
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        """One managed transaction (``execute_write``): the driver runs ``_run_work`` again
+        in a new transaction after a retryable failure (deadlock, lost leader, dropped
+        connection), for at most ``connection_timeout`` seconds."""
+        self._check_open()
+        bound = self._query_timeout + self._connection_timeout
+        session = self._driver.session(
+            database=self._database,
+            bookmark_manager=self._driver.execute_query_bookmark_manager,
+        )
+        try:
+            async with self._gate.hold(session_id, bound), self._errors(self._write_bound()):
+                result: T = await session.execute_write(self._unit, session_id, work)
+                return result
+        finally:
+            with contextlib.suppress(StoreUnavailableError):
+                async with self._errors(self._connection_timeout):
+                    await session.close()
+
+    def _write_bound(self) -> float:
+        # One transaction on the server, plus the driver's retries, plus connecting.
+        return self._query_timeout * TRANSACTION_TIMEOUT_FACTOR + 2 * self._connection_timeout
+
+    async def _run_work(
+        self,
+        tx: neo4j.AsyncManagedTransaction,
+        session_id: str,
+        work: Callable[[GraphTransaction], Awaitable[T]],
+    ) -> T:
+        # Driver errors pass unmapped (bounded only) so that the driver can retry them.
+        seconds = self._query_timeout + self._connection_timeout
+        live = _Neo4jTransaction(tx, self, session_id, lambda: asyncio.timeout(seconds))
+        planned = PlannedTransaction(live, session_id)
+        result = await work(planned)
+        await planned.flush()
+        return result
 
     async def _abandon(self, tx: neo4j.AsyncTransaction, cause: BaseException) -> None:
         """Roll back, keeping ``cause`` the error that propagates; when the connection is in
