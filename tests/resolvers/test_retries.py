@@ -60,8 +60,7 @@ class RefusingStore:
         for attempt in range(1, WRITE_ATTEMPTS + 1):
             try:
                 async with self.transaction(session_id) as tx:
-                    result = await work(tx)
-                return result
+                    return await work(tx)  # the refusal is raised as the block ends
             except _RolledBackError:
                 if not self.transient or attempt == WRITE_ATTEMPTS:
                     raise StoreUnavailableError(
