@@ -228,7 +228,11 @@ async def _run(
 def counting_statements() -> Iterator[list[int]]:
     """Count the driver's ``run`` calls (managed and explicit transactions, auto-commit)."""
     count = [0]
-    classes = (neo4j.AsyncManagedTransaction, neo4j.AsyncTransaction, neo4j.AsyncSession)
+    classes: tuple[type[Any], ...] = (
+        neo4j.AsyncManagedTransaction,
+        neo4j.AsyncTransaction,
+        neo4j.AsyncSession,
+    )
     originals = [cls.run for cls in classes]
 
     def counting(original: Any) -> Any:
@@ -239,12 +243,12 @@ def counting_statements() -> Iterator[list[int]]:
         return run
 
     for cls, original in zip(classes, originals, strict=True):
-        cls.run = counting(original)  # type: ignore[method-assign]
+        cls.run = counting(original)
     try:
         yield count
     finally:
         for cls, original in zip(classes, originals, strict=True):
-            cls.run = original  # type: ignore[method-assign]
+            cls.run = original
 
 
 async def count_statements(

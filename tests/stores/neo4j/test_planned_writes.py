@@ -34,7 +34,11 @@ PREFETCH_AND_APPLY = 2
 def statements() -> Iterator[list[int]]:
     """Count the driver's ``run`` calls while the block runs."""
     count = [0]
-    classes = (neo4j.AsyncManagedTransaction, neo4j.AsyncTransaction, neo4j.AsyncSession)
+    classes: tuple[type[Any], ...] = (
+        neo4j.AsyncManagedTransaction,
+        neo4j.AsyncTransaction,
+        neo4j.AsyncSession,
+    )
     originals = [cls.run for cls in classes]
 
     def counting(original: Any) -> Any:
@@ -45,12 +49,12 @@ def statements() -> Iterator[list[int]]:
         return run
 
     for cls, original in zip(classes, originals, strict=True):
-        cls.run = counting(original)  # type: ignore[method-assign]
+        cls.run = counting(original)
     try:
         yield count
     finally:
         for cls, original in zip(classes, originals, strict=True):
-            cls.run = original  # type: ignore[method-assign]
+            cls.run = original
 
 
 @pytest.fixture
