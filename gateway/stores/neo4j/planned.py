@@ -17,8 +17,8 @@ What the snapshot knows:
 * all versions of the named artifacts, the named keys, the session's goals and uploads, the
   edges parked for each named node and the ``seq`` values allocated for the new steps.
 
-Anything else (a read the plan did not name, an edge of a shape ``APPLY`` has no block for, a
-node write whose stored record is unknown, a node deletion) first applies the buffered changes
+Anything else (a read the plan did not name, a node write whose stored record is unknown, a
+node deletion) first applies the buffered changes
 and then runs the primitive statement (``_Neo4jTransaction``): still correct, one statement more.
 """
 
@@ -83,7 +83,7 @@ class PlannedTransaction:
         self._artifacts: set[str] = set()
         self._keys: set[tuple[str, Label]] = set()
         self._listings: set[Label] = set()
-        self._chains: dict[tuple[str, ChainPosition], tuple[str | None, str | None]] = {}
+        self._chains: dict[tuple[str, ChainPosition], tuple[str, ...]] = {}
         self._own: tuple[str, ...] = ()
         self._parked: dict[str, list[EdgeRecord]] = {}
         self._seqs: list[int] = []
@@ -116,9 +116,9 @@ class PlannedTransaction:
         self._artifacts = set(plan.artifacts)
         self._keys = set(plan.keys)
         self._listings = {label for label in plan.listings if label.value in plans.LISTED}
-        for index, seq, before, after in record["chains"]:
+        for index, seq, near in record["chains"]:
             probe = plan.chains[index]
-            self._chains[(chain_scope(probe.scope), (probe.chain_at, int(seq)))] = (before, after)
+            self._chains[(chain_scope(probe.scope), (probe.chain_at, int(seq)))] = tuple(near)
         self._own = plan.steps
         self._parked = {node_id: [] for node_id in (*plan.nodes, *plan.steps)}
         for parked in record["parked"]:
@@ -251,7 +251,7 @@ class PlannedTransaction:
             return await (await self._miss()).chain_neighbours(session_id, scope_key, position)
         here = chain_pos(position)
         candidates: dict[str, str] = {}
-        for node_id in (*(found for found in probed if found is not None), *self._own):
+        for node_id in (*probed, *self._own):
             node = self._nodes.get(node_id)
             if node is None or node.seq <= 0 or node.session_id != session_id:
                 continue
@@ -317,9 +317,7 @@ class PlannedTransaction:
         return deleted
 
     def _buffered(self, edge_type: EdgeType, source: str, target: str) -> bool:
-        shape = (str(label_of(source)), edge_type.value, str(label_of(target)))
-        known = source in self._edge_known and target in self._edge_known
-        return known and shape in plans.SHAPE_INDEX
+        return source in self._edge_known and target in self._edge_known
 
     def _touched_live(self, source: str, target: str) -> None:
         """An edge of ``source``/``target`` was written by a primitive statement."""
@@ -410,13 +408,15 @@ class PlannedTransaction:
             spread=plans.spread(self._session),
             span=span,
         )
-        for node_id, key, owner in record["refused"]:
+        if record["refused"] is not None:
+            node_id, key, owner = record["refused"]
             raise KeyOwnedByOtherSessionError(node_id, key, owner, self._session)
         self._pending_nodes.clear()
         self._pending_edges.clear()
         self._parks.clear()
         self._unparks.clear()
-        return {session: int(number) for session, number in record["feed"]}
+        sessions = list((feed or {}).keys())
+        return {session: int(n) for session, n in zip(sessions, record["feed"], strict=True)}
 
     def _change_rows(self) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
@@ -424,7 +424,7 @@ class PlannedTransaction:
         for node_id, stored in self._pending_nodes.items():
             node = self._nodes[node_id]
             assert node is not None
-            row = {"k": "n:" + node.label.value, "id": node.id, "sess": node.session_id}
+            row = {"k": "node", "label": node.label.value, "id": node.id, "sess": node.session_id}
             props = node_properties(node)
             if stored is None:
                 rows.append({**row, "props": props, "o": next(order)})
@@ -436,17 +436,16 @@ class PlannedTransaction:
         for identity, change in self._pending_edges.items():
             final = self._edges.get(identity)
             edge_type, source, target = identity
-            shape = (str(label_of(source)), edge_type.value, str(label_of(target)))
-            ends = {"s": source, "t": target}
+            ends = {"type": edge_type.value, "s": source, "t": target}
             if change.initial is not None and (final is None or change.deleted):
-                rows.append({"k": plans.shape_kind_of(shape, removed=True), **ends})
+                rows.append({"k": "del", **ends})
             if final is None:
                 continue
             props = edge_properties(final)
             if change.initial is None or change.deleted:
-                creates.append({"k": plans.shape_kind_of(shape), **ends, "props": props})
+                creates.append({"k": "edge", **ends, "props": props})
             elif changed := _changes(edge_properties(change.initial), props):
-                creates.append({"k": plans.shape_kind_of(shape), **ends, "props": changed})
+                creates.append({"k": "edge", **ends, "props": changed})
         for row in creates:
             rows.append({**row, "o": next(order)})
         for (waiting_for, _), edge in self._parks.items():

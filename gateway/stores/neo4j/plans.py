@@ -3,10 +3,12 @@ what a ``resolvers.plan.ReadPlan`` names, ``APPLY`` applies the changes the rule
 
 Each is ONE constant text with ONE list parameter, ``$rows``, whose rows are tagged by block
 (``row.k``): Neo4j caches a plan per statement text and per bucketed size of each list
-parameter, so one list keeps the number of plans small, and ``FOREACH`` blocks (not a ``CALL``
-per block) keep planning cheap. Labels and relationship types cannot be parameters: the write
-has a block per label and per edge shape of the domain (``EDGE_SHAPES``); an edge of any other
-shape is written by the primitive statement instead.
+parameter, so one list keeps the number of plans small. Planning is the cost to watch: a
+``FOREACH`` or subquery per label or edge shape took Neo4j seconds to plan each time a plan is
+made (a cold cache, a new size bucket, drifted statistics), so labels and types are dynamic
+(``$(row.label)``, ``$(row.type)``) wherever no index is needed (``CREATE``, a relationship
+between bound endpoints) and nodes are matched by id through the label disjunction of the id
+indexes: a few blocks per statement.
 
 Ordering: ``PREFETCH`` takes the session's counter (``SessionCounter``) first, so writers of one
 session queue on it, in whichever process, for as long as the transaction lasts (two statements
@@ -23,51 +25,12 @@ from __future__ import annotations
 import hashlib
 from typing import Final, LiteralString
 
-from gateway.stores.neo4j.cypher import ALL_LABELS, LABELS, NODE, any_label
+from gateway.stores.neo4j.cypher import ALL_LABELS, NODE, any_label
 
 ANY: Final[LiteralString] = any_label(ALL_LABELS)
 STEPS: Final[LiteralString] = "Task|ToolCall"
 LISTED: Final[tuple[LiteralString, ...]] = ("ResearchGoal", "SourceFile")
 """The labels whose session listing a plan can load (the write rules list only these)."""
-
-EDGE_SHAPES: Final[tuple[tuple[LiteralString, LiteralString, LiteralString], ...]] = (
-    ("ResearchGoal", "next", "ToolCall"),
-    ("ResearchGoal", "next", "Task"),
-    ("ToolCall", "next", "ToolCall"),
-    ("ToolCall", "next", "Task"),
-    ("Task", "next", "ToolCall"),
-    ("Task", "next", "Task"),
-    ("Task", "contains", "ToolCall"),
-    ("ToolCall", "produces", "Code"),
-    ("ToolCall", "produces", "Paper"),
-    ("Code", "produces", "Artifact"),
-    ("Paper", "extracts", "Evidence"),
-    ("SourceFile", "extracts", "Evidence"),
-    ("Evidence", "supports", "Claim"),
-    ("Artifact", "supports", "Claim"),
-    ("SourceFile", "supports", "Claim"),
-    ("Claim", "stated_in", "Artifact"),
-    ("Artifact", "supersedes", "Artifact"),
-    ("Artifact", "input", "Code"),
-    ("SourceFile", "input", "Code"),
-    ("SourceFile", "feeds", "ResearchGoal"),
-)
-SHAPE_INDEX: Final[dict[tuple[str, str, str], int]] = {
-    shape: index for index, shape in enumerate(EDGE_SHAPES)
-}
-
-
-def shape_kind(
-    shape: tuple[LiteralString, LiteralString, LiteralString], removed: bool
-) -> LiteralString:
-    """The row tag of an edge shape's block (``row.k``)."""
-    source, edge_type, target = shape
-    return ("d:" if removed else "e:") + source + ":" + edge_type + ":" + target
-
-
-def shape_kind_of(shape: tuple[str, str, str], removed: bool = False) -> str:
-    """``shape_kind`` of a shape of ``EDGE_SHAPES`` given by its names."""
-    return shape_kind(EDGE_SHAPES[SHAPE_INDEX[shape]], removed)
 
 
 def spread(session_id: str) -> int:
@@ -86,7 +49,9 @@ def _each(kind: LiteralString, body: LiteralString) -> LiteralString:
 # --- PREFETCH ---------------------------------------------------------------------------------
 
 
-def _side(label: LiteralString, before: bool) -> LiteralString:
+def _nearest(label: LiteralString, before: bool) -> LiteralString:
+    """The member of ``label`` nearest to ``pos`` on one side, through the chain index
+    (hinted: O(log n) whatever the statistics say)."""
     compare: LiteralString = "<" if before else ">"
     order: LiteralString = (
         "n.session_id DESC, n._sm_scope DESC, n._sm_pos DESC"
@@ -94,22 +59,15 @@ def _side(label: LiteralString, before: bool) -> LiteralString:
         else "n.session_id, n._sm_scope, n._sm_pos"
     )
     return (
-        f"MATCH (n:{label} {{session_id: $session, _sm_scope: row.scope}}) "
+        f"COLLECT {{ MATCH (n:{label} {{session_id: $session, _sm_scope: row.scope}}) "
         f"USING INDEX SEEK n:{label}(session_id, _sm_scope, _sm_pos) "
-        f"WHERE n._sm_pos {compare} pos AND NOT n.id IN own RETURN n ORDER BY {order} LIMIT 1"
+        f"WHERE n._sm_pos {compare} pos AND NOT n.id IN own RETURN n ORDER BY {order} LIMIT 1 }}"
     )
 
 
-def _neighbour(before: bool, name: LiteralString) -> LiteralString:
-    order: LiteralString = "n._sm_pos DESC" if before else "n._sm_pos"
-    return (
-        "CALL (row, pos, own) { CALL (row, pos, own) { "
-        + _side("ToolCall", before)
-        + " UNION ALL "
-        + _side("Task", before)
-        + f" }} WITH n ORDER BY {order} LIMIT 1 RETURN collect(n)[0] AS {name} }} "
-    )
-
+_NEAR: Final[LiteralString] = " + ".join(
+    _nearest(label, before) for label in ("ToolCall", "Task") for before in (True, False)
+)
 
 _LISTINGS: Final[LiteralString] = " + ".join(
     "COLLECT { "
@@ -138,9 +96,7 @@ PREFETCH: Final[LiteralString] = (
         "WITH row, coalesce(COLLECT { MATCH (s:" + STEPS + " {id: row.step}) RETURN s.seq }[0], "
         "[a IN allocated WHERE a[0] = row.step | a[1]][0], 0) AS seq "
         "WITH row, seq, row.at + $nul + right('00000000000000000000' + toString(seq), 20) AS pos "
-        + _neighbour(True, "below")
-        + _neighbour(False, "above")
-        + "RETURN {i: row.i, seq: seq, before: below, after: above}",
+        "RETURN {i: row.i, seq: seq, near: " + _NEAR + "}",
     )
     + " } AS chains "
     "WITH allocated, chains, COLLECT { "
@@ -161,8 +117,7 @@ PREFETCH: Final[LiteralString] = (
     )
     + " } + "
     + _LISTINGS
-    + " + [c IN chains WHERE c.before IS NOT NULL | c.before]"
-    " + [c IN chains WHERE c.after IS NOT NULL | c.after] AS reached, COLLECT { "
+    + " + reduce(near = [], c IN chains | near + c.near) AS reached, COLLECT { "
     + _each(
         "node",
         "MATCH (p:ParkedEdge {waiting_for: row.id}) "
@@ -175,13 +130,14 @@ PREFETCH: Final[LiteralString] = (
     "WITH allocated, chains, parked, COLLECT { UNWIND reached AS n WITH DISTINCT n RETURN n } "
     "AS found "
     "RETURN allocated, parked, "
-    "[c IN chains | [c.i, c.seq, c.before.id, c.after.id]] AS chains, "
+    "[c IN chains | [c.i, c.seq, [n IN c.near | n.id]]] AS chains, "
     f"[n IN found | [{NODE}, n._sm_order]] AS nodes, "
     "COLLECT { UNWIND found AS a MATCH (a)-[r]->(b) WHERE b IN found "
     "RETURN [type(r), a.id, b.id, properties(r)] ORDER BY r._sm_order } AS edges"
 )
 """Locks the session's counter, allocates the ``seq`` of the new steps, and returns every
-node named or reached, the edges among them, the chain neighbours and the parked edges."""
+node named or reached, the edges among them, the parked edges and, per chain probe, the
+nearest member of each step label on each side (the event's own steps excluded)."""
 
 # --- APPLY ------------------------------------------------------------------------------------
 
@@ -195,37 +151,44 @@ ORDER: Final[LiteralString] = (
 """Draws ``$span`` insertion-order values ``base .. base + $span`` for the session."""
 
 
-def _node_block(label: LiteralString) -> LiteralString:
-    return (
-        f"FOREACH (row IN {_rows('n:' + label)} | MERGE (n:{label} {{id: row.id}}) "
-        "ON CREATE SET n.session_id = row.sess, n._sm_order = base + row.o "
-        "FOREACH (_ IN CASE WHEN n.session_id = row.sess THEN [1] ELSE [] END | "
-        "SET n += row.props)) "
+_NODES: Final[LiteralString] = (
+    "WITH c, base CALL (c, base) { "
+    + _each(
+        "node",
+        f"OPTIONAL MATCH (n:{ANY} {{id: row.id}}) "
+        # New (``row.o`` set): created with a dynamic label; a concurrent creator of the same
+        # id that has committed is matched here instead, one still uncommitted fails the
+        # unique constraint.
+        "CALL (row, n, base) { WITH row, n WHERE n IS NULL AND row.o IS NOT NULL "
+        "CREATE (m:$(row.label)) SET m += row.props, m._sm_order = base + row.o } "
+        "CALL (row, n) { WITH row, n WHERE n.session_id = row.sess SET n += row.props } "
+        # A node of another session is left alone and reported through the locked counter.
+        "CALL (row, n, c) { WITH row, n WHERE n.session_id <> row.sess "
+        "SET c._sm_refused = [n.id, n.key, n.session_id] }",
     )
-
-
-def _edge_block(index: int, removed: bool) -> LiteralString:
-    source, edge_type, target = EDGE_SHAPES[index]
-    kind = shape_kind(EDGE_SHAPES[index], removed)
-    head = (
-        f"FOREACH (row IN {_rows(kind)} | MERGE (a:{source} {{id: row.s}}) "
-        f"MERGE (b:{target} {{id: row.t}}) MERGE (a)-[r:{edge_type}]->(b) "
-    )
-    if removed:
-        return head + "DELETE r) "
-    return (
-        head + "ON CREATE SET r._sm_order = base + row.o, "
-        "r._sm_session = CASE WHEN a.session_id = b.session_id THEN a.session_id END "
-        "SET r += row.props) "
-    )
+    + " } "
+)
 
 
 APPLY: Final[LiteralString] = (
     ORDER
-    + "".join(_node_block(label) for label in LABELS)
-    + "".join(_edge_block(index, True) for index in range(len(EDGE_SHAPES)))
-    + "".join(_edge_block(index, False) for index in range(len(EDGE_SHAPES)))
-    + f"FOREACH (row IN {_rows('park')} | MERGE (p:ParkedEdge {{waiting_for: row.w, "
+    + _NODES
+    + "WITH c, base CALL () { "
+    + _each(
+        "del",
+        f"MATCH (a:{ANY} {{id: row.s}})-[r]->(b:{ANY} {{id: row.t}}) "
+        "WHERE type(r) = row.type DELETE r",
+    )
+    + " } CALL (base) { "
+    + _each(
+        "edge",
+        f"MATCH (a:{ANY} {{id: row.s}}) MATCH (b:{ANY} {{id: row.t}}) "
+        "MERGE (a)-[r:$(row.type)]->(b) ON CREATE SET r._sm_order = base + row.o, "
+        "r._sm_session = CASE WHEN a.session_id = b.session_id THEN a.session_id END "
+        "SET r += row.props",
+    )
+    + " } "
+    f"FOREACH (row IN {_rows('park')} | MERGE (p:ParkedEdge {{waiting_for: row.w, "
     "type: row.type, source: row.s, target: row.t}) "
     "ON CREATE SET p.props = row.props, p._sm_order = base + row.o) "
     f"FOREACH (row IN {_rows('unpark')} | MERGE (p:ParkedEdge {{waiting_for: row.w, "
@@ -233,15 +196,14 @@ APPLY: Final[LiteralString] = (
     f"FOREACH (row IN {_rows('feed')} | MERGE (h:FeedHead {{session_id: row.session}}) "
     "ON CREATE SET h.seq = 0 SET h.seq = h.seq + 1 "
     "CREATE (:ChangeFeed {session_id: row.session, seq: h.seq, changes: row.changes, "
-    "at: datetime()})) "
-    "WITH base RETURN COLLECT { "
-    + _each("feed", "MATCH (h:FeedHead {session_id: row.session}) RETURN [row.session, h.seq]")
-    + " } AS feed, COLLECT { "
-    + "UNWIND $rows AS row WITH row WHERE row.k STARTS WITH 'n:' "
-    f"MATCH (n:{ANY} {{id: row.id}}) WHERE n.session_id <> row.sess "
-    "RETURN [n.id, n.key, n.session_id] } AS refused"
+    "at: datetime()}) SET c._sm_feed = coalesce(c._sm_feed, []) + [h.seq]) "
+    "WITH c, c._sm_feed AS feed, c._sm_refused AS refused "
+    "REMOVE c._sm_feed, c._sm_refused "
+    "RETURN coalesce(feed, []) AS feed, refused"
 )
-"""Applies node puts (created with their owner and insertion order; changed only when this
-session owns them), edge deletions, edge creations and updates, parked edges kept and
-released, and the change feed entries; returns each entry's feed number and the nodes that
-turned out to belong to another session (the write must then be rolled back)."""
+"""Applies node puts (created with their insertion order; changed only when this session
+owns them), edge deletions (by type), edge creations and updates (the type a dynamic
+one: endpoints are found through their ids' index), parked edges kept and released, and the
+change feed entries; returns the feed numbers, in the order of the entries, and a node that
+turned out to belong to another session (``[id, key, owner]``: the write must then be rolled
+back). The two scratch properties on the locked counter are removed before the commit."""
