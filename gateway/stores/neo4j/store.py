@@ -101,6 +101,8 @@ T = TypeVar("T")
 BACKEND: Final = Backend.NEO4J.value
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
 FEED_TRIM_BATCH: Final = 10_000
+WARM_ROWS: Final = (8,)
+"""Row counts the write statements are planned for at connect (plans are cached per size bucket)."""
 _UNAVAILABLE_CODES: Final = (
     "Neo.TransientError.",  # deadlocks, lock timeouts, leader switches, database unavailable
     "Neo.ClientError.Security.",  # credentials rejected, expired or not allowed
@@ -350,10 +352,30 @@ class Neo4jStore(Walks):
                 await driver.verify_connectivity()
             await store.ensure_schema()
             await store._upgrade_search()
+            await store._warm_plans()
         except BaseException:
             await driver.close()
             raise
         return store
+
+    async def _warm_plans(self) -> None:
+        """Have Neo4j plan the two write statements now, in a transaction rolled back: a
+        cold plan cache (a new or restarted server) costs seconds per statement on a busy
+        machine, which the first writes would otherwise spend inside their time bound. A
+        server too busy to plan them in time is no reason to fail the connect."""
+        seconds = self._query_timeout * 3
+        params = {"session": "", "nul": "\x00", "spread": 0, "span": 0}
+        session = self._driver.session(database=self._database)
+        try:
+            async with self._errors(seconds), session:
+                tx = await session.begin_transaction(timeout=seconds)
+                for statement in (plans.PREFETCH, plans.APPLY):
+                    for size in WARM_ROWS:
+                        rows = [{"k": "warm"}] * size
+                        await (await tx.run(statement, {**params, "rows": rows})).consume()
+                await tx.rollback()
+        except (StoreUnavailableError, QueryLimitExceededError) as exc:
+            logger.info("the write statements are not planned yet: %s", exc.message)
 
     def _errors(self, seconds: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
         limit = seconds if seconds is not None else self._query_timeout + self._connection_timeout
