@@ -49,7 +49,7 @@ HEAVY_READERS          queries over 1,000 field values running   4
                        at once (others wait; writes never do)
 HEADER_TIMEOUT_SECONDS time to receive a request head, from the   10
                        connection or the previous response
-                       (else closed; ``gateway.serving``)
+                       (else closed; ``gateway.http.serving``)
 BODY_TIMEOUT_SECONDS   time to receive a request body (else 408) 10
 KEEP_ALIVE_SECONDS     idle keep-alive connection closed after   5
 MAX_CONNECTIONS        open connections and tasks; beyond, 503   4096

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gateway.runtime import Runtime, SavedState
+from gateway.runtime.state import Runtime, SavedState
 from gateway.schema import build_schema
 from gateway.schema.context import GraphContext
 from gateway.settings import Settings

@@ -6,8 +6,8 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING
 
-from gateway import cli
-from gateway.exports import ExportFormat, export_session, load_session
+from gateway.cli import main as cli
+from gateway.exports.formats import ExportFormat, export_session, load_session
 from gateway.stores.file.store import FileStore
 from resolvers.records import Backend
 from tests.conftest import neo4j_settings

@@ -6,7 +6,7 @@ import asyncio
 import stat
 from typing import TYPE_CHECKING
 
-from gateway.runtime import STATE_FILE, Runtime
+from gateway.runtime.state import STATE_FILE, Runtime
 from resolvers.records import Backend
 
 if TYPE_CHECKING:

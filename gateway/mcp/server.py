@@ -21,7 +21,7 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.mcp.tools import Caller, Role, call_tool, offered
-from gateway.runtime import Runtime, package_version
+from gateway.runtime.state import Runtime, package_version
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
@@ -45,7 +45,7 @@ REVIEWER_INSTRUCTIONS = (
     "trace_provenance on every artifact or claim you review, and query_graph to read around it."
 )
 
-# The grants of gateway.app.Access, as callers of the tools.
+# The grants of gateway.http.app.Access, as callers of the tools.
 GRANT_CALLERS = {
     "write": Caller(Role.AGENT, can_write=True),
     "read": Caller(Role.AGENT, can_write=False),

@@ -42,7 +42,7 @@ from resolvers.events import Alias, ArtifactAlias, ClaimDeclared, EvidenceDeclar
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
     from resolvers.records import EdgeRecord, NodeRecord
 
 PROPERTY_TEXT_LIMIT = 400

@@ -25,7 +25,7 @@ from graphql import (
 from strawberry.extensions import SchemaExtension
 from strawberry.types.graphql import OperationType as StrawberryOperationType
 
-from gateway.redaction import redact, redact_error, request_secrets, server_paths
+from gateway.observability.redaction import redact, redact_error, request_secrets, server_paths
 from gateway.schema.pacing import DEADLINE, OVER_BUDGET
 from resolvers.errors import (
     DeclareRejectedError,

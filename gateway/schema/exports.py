@@ -9,7 +9,7 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
-from gateway import exports
+from gateway.exports import formats as exports
 from gateway.schema.context import GraphContext
 from gateway.schema.errors import (
     InvalidInput,

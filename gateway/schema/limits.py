@@ -10,7 +10,7 @@ validation reports) are refused before those limiters run. A document of several
 needs ``operationName`` (GraphQL over HTTP). The cost limit and the reader pool are
 ``gateway.schema.cost``; the time budget is enforced while a query runs
 (``DomainErrorsExtension``, ``gateway.schema.pacing``) and the body size before anything is
-read (``gateway.app.BodySizeLimit``).
+read (``gateway.http.app.BodySizeLimit``).
 """
 
 from __future__ import annotations

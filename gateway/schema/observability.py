@@ -3,7 +3,7 @@
 ``OperationObserver`` is the last extension of the schema, so its ``resolve`` hook wraps the
 one that turns domain errors into union members (it sees which member a root field answered)
 and its ``on_operation`` closes first (it sees errors before they are masked, to tell
-unexpected ones apart). Outcomes are described in ``gateway.metrics``.
+unexpected ones apart). Outcomes are described in ``gateway.observability.metrics``.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from graphql import GraphQLResolveInfo
     from opentelemetry.trace import Span, Tracer
 
-    from gateway.metrics import Metrics
+    from gateway.observability.metrics import Metrics
 
 logger = logging.getLogger("gateway.requests")
 
@@ -152,7 +152,7 @@ def _server_kind() -> Any:
 def _annotate(span: Span, operation_type: str, name: str | None, outcome: str) -> None:
     from opentelemetry.trace import Status, StatusCode
 
-    from gateway.logs import current_request_id
+    from gateway.observability.logs import current_request_id
 
     span.update_name(f"{operation_type} {name or 'anonymous'}")
     span.set_attribute("graphql.operation.type", operation_type)

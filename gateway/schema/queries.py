@@ -37,7 +37,7 @@ from resolvers.errors import NodeNotFoundError
 from resolvers.validate import check_text
 
 if TYPE_CHECKING:
-    from gateway.runtime import HealthReport
+    from gateway.runtime.state import HealthReport
     from resolvers.records import GraphSlice, Label
 
 Ctx = Info[GraphContext, None]

@@ -27,7 +27,7 @@ from graphql import (
     print_ast,
 )
 
-from gateway.app import create_app
+from gateway.http.app import create_app
 from gateway.schema import build_schema
 from gateway.settings import Settings
 from resolvers.records import Backend

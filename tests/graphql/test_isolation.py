@@ -19,7 +19,7 @@ from tests.conftest import GraphQLClient
 if TYPE_CHECKING:
     import pytest
 
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
 
 LIMIT = "QUERY_LIMIT_EXCEEDED"
 

@@ -26,7 +26,7 @@ from tests import builders as b
 from tests.conftest import GraphQLClient
 
 if TYPE_CHECKING:
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
 
 LIMIT = "QUERY_LIMIT_EXCEEDED"
 TYPENAME = "__typename ... on InvalidInput { field }"
@@ -100,7 +100,7 @@ async def test_a_plain_syntax_error_is_not_a_limit(runtime: Runtime) -> None:
 
 
 async def test_the_default_limits_let_the_playground_query_through(gql: GraphQLClient) -> None:
-    from gateway.playground import DEFAULT_QUERY
+    from gateway.http.playground import DEFAULT_QUERY
 
     assert await codes(gql, DEFAULT_QUERY, sessionId="s1") == []
 

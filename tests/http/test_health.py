@@ -8,7 +8,7 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
-from gateway.runtime import package_version
+from gateway.runtime.state import package_version
 from gateway.stores.file.store import DIRECTORY_CHECK_SECONDS
 from tests.http.conftest import INTERNAL_TOKEN, post
 

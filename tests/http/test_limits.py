@@ -9,7 +9,7 @@ import httpx2
 import pytest
 from starlette.testclient import TestClient
 
-from gateway.app import BodySizeLimit, create_app
+from gateway.http.app import BodySizeLimit, create_app
 from gateway.settings import Settings
 from tests.http.live import serving
 

@@ -12,7 +12,7 @@ from tests.mcp.conftest import REVIEWER, answer, connected, failure
 from tests.memory import factories
 
 if TYPE_CHECKING:
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
     from tests.conftest import GraphQLClient
 
 S = "s-mcp"

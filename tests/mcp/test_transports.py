@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.app import create_app
+from gateway.http.app import create_app
 from gateway.settings import PREFIX, Settings
 from tests.http.live import serving
 from tests.mcp.conftest import answer, failure

@@ -14,7 +14,7 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   run into the round-trip timeout;
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``;
-* the change feed of ``gateway.feed``: ``(:FeedHead {session_id, seq})`` per session and
+* the change feed of ``gateway.live.feed``: ``(:FeedHead {session_id, seq})`` per session and
   ``(:ChangeFeed {session_id, seq, changes, at})`` per session and commit, appended by
   ``append_feed`` inside the write transaction, read by ``feed_heads``/``feed_after``, trimmed
   by age (``trim_feed``, bounded batches).
@@ -58,7 +58,7 @@ import neo4j
 from neo4j import AsyncGraphDatabase, Query
 from neo4j.exceptions import DriverError, Neo4jError
 
-from gateway.redaction import redact
+from gateway.observability.redaction import redact
 from gateway.stores.neo4j import cypher
 from gateway.stores.neo4j.reads import Reads, label_of
 from gateway.stores.neo4j.records import (

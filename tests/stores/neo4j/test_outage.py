@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.runtime import Runtime
+from gateway.runtime.state import Runtime
 from gateway.settings import Settings
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore

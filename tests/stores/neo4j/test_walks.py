@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
-from gateway.events import EventBus
-from gateway.publishing import PublishingStore
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
 from resolvers import chains, observe
 from resolvers.chains import ChainKind, chain_exists, get_chain

@@ -1,8 +1,9 @@
 """Redaction: the one place that decides what of a text may leave the process (SPEC §8).
 
-``redact(text, secrets, paths=...)`` is called for every log record (``gateway.logs``), every
-error answered to a client (``gateway.schema.errors``), every GraphQL error logged
-(``gateway.schema.federation``), the Neo4j adapter's error details and ``/health``'s reason.
+``redact(text, secrets, paths=...)`` is called for every log record
+(``gateway.observability.logs``), every error answered to a client (``gateway.schema.errors``),
+every GraphQL error logged (``gateway.schema.federation``), the Neo4j adapter's error
+details and ``/health``'s reason.
 It masks, by ``***``:
 
 * every secret passed in and every one registered with ``register_secrets`` (the configured
@@ -117,7 +118,7 @@ def redact_error(
 def server_paths(data_dir: Path | None = None) -> dict[str, str]:
     """Directories of this server a client must not learn, each with its placeholder."""
     roots = {
-        str(Path(__file__).resolve().parent.parent): "<server>",
+        str(Path(__file__).resolve().parents[2]): "<server>",
         sys.prefix: "<python>",
         str(Path.home()): "~",
     }

@@ -11,7 +11,7 @@ existing edge is not an event), then the nodes it deleted (only fetched while an
 Nodes go to their own session; edges to the transaction's session (for a transaction without
 one, to the session of an endpoint written in it).
 
-When the store keeps a change feed (``gateway.feed``), the transaction appends those changes to
+When the store keeps a change feed (``gateway.live.feed``), the transaction appends those changes to
 it just before it commits, and the bus releases them in feed order; a ``FeedTailer`` brings the
 other replicas' commits.
 """
@@ -21,16 +21,16 @@ from __future__ import annotations
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from gateway.events import GraphChange
-from gateway.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
-from gateway.forwarding import ForwardedReads
+from gateway.live.bus import GraphChange
+from gateway.live.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
+from gateway.stores.forwarding import ForwardedReads
 from resolvers.records import EdgeRecord
 from resolvers.store import RankedSearch, WalkReader
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    from gateway.events import EventBus
+    from gateway.live.bus import EventBus
     from resolvers.records import EdgeType, NodeRecord
     from resolvers.store import GraphStore, GraphTransaction
 

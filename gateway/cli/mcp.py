@@ -33,9 +33,9 @@ def register(commands: argparse._SubParsersAction[argparse.ArgumentParser]) -> N
 
 def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     # Imported here: the other commands start without the MCP SDK.
-    from gateway.logs import configure_logging
     from gateway.mcp.server import serve_stdio
     from gateway.mcp.tools import Role
+    from gateway.observability.logs import configure_logging
     from gateway.stores.file.log import StoreLockedError
 
     configure_logging(settings)  # logs go to stderr: stdout carries the protocol

@@ -15,7 +15,7 @@ import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from gateway.forwarding import ForwardedReads
+from gateway.stores.forwarding import ForwardedReads
 from resolvers.errors import DomainError, StoreUnavailableError
 from resolvers.observe import APPLY
 

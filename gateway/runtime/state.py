@@ -1,6 +1,6 @@
 """The gateway's runtime state: the active store, the toggle, the outbox, and their persistence.
 
-``<dataDir>/gateway.json`` (``gateway.saved_state``) remembers what ``configureMemoryGraph``
+``<dataDir>/gateway.json`` (``gateway.runtime.saved_state``) remembers what ``configureMemoryGraph``
 changed — the enabled toggle, the backend, the Neo4j connection — so a restart keeps them. The
 file backend's graph lives in ``<dataDir>/graph``, the research memory in ``<dataDir>/memory``,
 observe events waiting for an unreachable Neo4j in ``<dataDir>/outbox``.
@@ -23,12 +23,18 @@ from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
 from typing import TYPE_CHECKING, Any
 
-from gateway.events import EventBus
-from gateway.outbox import Outbox
-from gateway.publishing import PublishingStore
-from gateway.redaction import redact, register_secrets, server_paths
-from gateway.replay import apply_batch
-from gateway.saved_state import STATE_FILE, SavedState, StateFileError, read_state, write_state
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
+from gateway.observability.redaction import redact, register_secrets, server_paths
+from gateway.runtime.outbox import Outbox
+from gateway.runtime.replay import apply_batch
+from gateway.runtime.saved_state import (
+    STATE_FILE,
+    SavedState,
+    StateFileError,
+    read_state,
+    write_state,
+)
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
 from gateway.stores.file.memory import FileMemoryStore, MemoryFileError

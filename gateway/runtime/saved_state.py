@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.redaction import redact, register_secrets
+from gateway.observability.redaction import redact, register_secrets
 from resolvers.records import Backend
 
 if TYPE_CHECKING:

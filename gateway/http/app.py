@@ -1,11 +1,12 @@
 """The HTTP app: ``GET /health``, ``GET/POST /graphql`` (GraphiQL in a browser), ``WS /graphql``
 (``graphql-transport-ws``; the token goes in ``connection_init``), ``GET /metrics`` (Prometheus,
-the same bearer rule as ``/graphql``). Every request gets a request id (``gateway.logs``).
+the same bearer rule as ``/graphql``). Every request gets a request id
+(``gateway.observability.logs``).
 
 Authentication (SPEC §8): ``/graphql`` needs ``Authorization: Bearer <token>`` when a token is
 configured — the internal token may do everything, the read token may only query. Tokens are
 compared in constant time. The GraphiQL page itself is static and served without a token, as
-are its scripts under ``/graphql/assets/`` (``gateway.playground``).
+are its scripts under ``/graphql/assets/`` (``gateway.http.playground``).
 
 Browsers on other origins (SPEC §8): only the configured ``cors_origins`` may call, without
 credentials (cookies are never used; the bearer token is a header the preflight admits), and
@@ -13,11 +14,11 @@ a preflight answer may be cached for ``cors_max_age`` seconds. With no origin co
 CORS header is ever sent, so a browser refuses every cross-origin call.
 
 GraphQL over HTTP (media types, status codes, 405 for a mutation over GET):
-``gateway.graphql_http``.
+``gateway.http.graphql``.
 
 ``/mcp`` serves the agent's tools over the Model Context Protocol (streamable HTTP,
 ``gateway.mcp``) behind the same tokens; the reviewer token gets the reviewer's tools there.
-``/explorer`` is the static session explorer (``gateway.explorer``); its page asks for a read
+``/explorer`` is the static session explorer (``gateway.http.explorer``); its page asks for a read
 token and sends it with its GraphQL requests.
 """
 
@@ -39,18 +40,18 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute
 from strawberry.exceptions import ConnectionRejectionError
 
-from gateway.explorer import Explorer
-from gateway.graphql_http import SpecGraphQL
-from gateway.logs import RequestIdMiddleware, current_request_id
+from gateway.http.explorer import Explorer
+from gateway.http.graphql import SpecGraphQL
+from gateway.http.playground import Playground
 from gateway.mcp.server import HttpEndpoint
-from gateway.metrics import Metrics, metrics_endpoint
-from gateway.playground import Playground
-from gateway.runtime import STARTUP_ERRORS, Runtime
+from gateway.observability.logs import RequestIdMiddleware, current_request_id
+from gateway.observability.metrics import Metrics, metrics_endpoint
+from gateway.observability.tracing import tracing_from
+from gateway.runtime.state import STARTUP_ERRORS, Runtime
 from gateway.schema import Limits, build_schema
 from gateway.schema.context import GraphContext
 from gateway.schema.observability import Observer
 from gateway.settings import Settings, load_settings
-from gateway.tracing import tracing_from
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -5,7 +5,7 @@ that timer only after a response, and stops it at the first byte of the next req
 connection that never sends a request, or sends its head a byte at a time, is held forever.
 ``HeadTimeoutProtocol`` closes a connection whose request head is not complete within
 ``head_timeout`` seconds of the connection opening or of the previous response. The body has
-its own timeout (``gateway.app.BodySizeLimit``).
+its own timeout (``gateway.http.app.BodySizeLimit``).
 """
 
 from __future__ import annotations

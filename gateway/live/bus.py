@@ -1,6 +1,6 @@
 """Live graph events: every committed node and edge change, fanned out to subscribers.
 
-Writes reach the bus through ``gateway.publishing.PublishingStore``, which wraps each store the
+Writes reach the bus through ``gateway.live.publishing.PublishingStore``, which wraps each store the
 ``Runtime`` opens: a transaction takes a *ticket* from the bus while it holds the store's write
 serialisation for its session (the file store's write lock, Neo4j's session lock) and settles it
 after the commit with what it changed (nothing, when it rolled back). Tickets of one session are
@@ -16,7 +16,7 @@ subscriber is therefore bounded, and a slow client never slows down writers or o
 counter is forgotten when the last subscriber leaves. It orders events and reveals gaps; it is
 not a durable offset (there is no replay of past events).
 
-A store with a change feed (Neo4j: ``gateway.feed``) numbers each commit of a session in the
+A store with a change feed (Neo4j: ``gateway.live.feed``) numbers each commit of a session in the
 database; its commits reach the bus with that number, from this process's own transactions and
 from the feed tailer (the commits of every replica), and the bus publishes them strictly in
 feed order, each once: an own commit that overtakes a commit of another replica waits for the

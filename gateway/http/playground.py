@@ -19,7 +19,7 @@ from starlette.staticfiles import StaticFiles
 
 logger = logging.getLogger(__name__)
 
-STATIC_DIR = Path(__file__).parent / "static"
+STATIC_DIR = Path(__file__).parent.parent / "static"
 ASSETS_DIR = STATIC_DIR / "graphiql"
 # Relative to the page at ``…/graphql``, so the playground also works behind a path prefix.
 ASSETS_URL = "graphql/assets"

@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway.exports import ExportFormat, SessionRecords, export_session, load_session
+from gateway.exports.formats import ExportFormat, SessionRecords, export_session, load_session
 from resolvers.errors import DomainError
 from resolvers.records import Backend
 

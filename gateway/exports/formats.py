@@ -3,7 +3,7 @@ Mermaid text (the mapping is documented in ``docs/exports.md``).
 
 ``load_session`` reads the records through the store port (the listing primitives, nothing
 else); the renderers are pure functions of those records, shared by the ``export`` command and
-the ``exportSession`` GraphQL field. The PROV mapping lives in ``gateway.prov_export``.
+the ``exportSession`` GraphQL field. The PROV mapping lives in ``gateway.exports.prov``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from gateway.prov_export import caption, to_prov
+from gateway.exports.prov import caption, to_prov
 from resolvers.errors import NodeNotFoundError, QueryLimitExceededError
 from resolvers.records import EdgeType, Label
 from resolvers.validate import check_text

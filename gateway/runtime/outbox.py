@@ -3,7 +3,7 @@
 ``<dataDir>/outbox`` holds a checksummed record log (``gateway.stores.file.log``) of events,
 each durable before the mutation answers ``queued: true``. ``drain`` applies them — each
 session's in the order they were journalled, in batches of consecutive events of one session
-(one transaction each, ``gateway.replay``), several sessions at once — and then marks them
+(one transaction each, ``gateway.runtime.replay``), several sessions at once — and then marks them
 consumed with an empty snapshot of the generation it drained, so a restart resumes after it.
 A session stops being held (``holds``) as soon as its last journalled event is applied, so its
 new writes go straight to the store while other sessions still replay. Applying an event is

@@ -10,7 +10,9 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway import cli_export, cli_mcp, cli_memory
+from gateway.cli import export as cli_export
+from gateway.cli import mcp as cli_mcp
+from gateway.cli import memory as cli_memory
 from gateway.settings import Settings, SettingsError, load_settings
 
 if TYPE_CHECKING:
@@ -62,9 +64,9 @@ def _parser() -> argparse.ArgumentParser:
 def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
-    from gateway.app import create_app
-    from gateway.logs import configure_logging
-    from gateway.serving import HeadTimeoutProtocol, fit_open_file_limit
+    from gateway.http.app import create_app
+    from gateway.http.serving import HeadTimeoutProtocol, fit_open_file_limit
+    from gateway.observability.logs import configure_logging
 
     settings = dataclasses.replace(
         settings, host=args.host or settings.host, port=args.port or settings.port
@@ -90,8 +92,8 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
         ws_max_size=settings.max_body_bytes,  # one WebSocket message, like one HTTP body
         # Isolation (SPEC §8): idle keep-alive connections are closed, the number of open
         # connections and tasks is capped (503 beyond), and a request head is bounded in size
-        # and time. The head and body timeouts are our own (gateway.serving and
-        # gateway.app.BodySizeLimit): uvicorn has neither.
+        # and time. The head and body timeouts are our own (gateway.http.serving and
+        # gateway.http.app.BodySizeLimit): uvicorn has neither.
         http=HeadTimeoutProtocol.with_timeout(settings.header_timeout_seconds),
         timeout_keep_alive=max(1, round(settings.keep_alive_seconds)),
         limit_concurrency=fit_open_file_limit(settings.max_connections),
@@ -122,10 +124,10 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
-    from gateway.migrate import migrate_to_neo4j
     from gateway.stores.file.log import StoreLockedError
     from gateway.stores.file.memory import FileMemoryStore
     from gateway.stores.file.store import FileStore
+    from gateway.stores.migrate import migrate_to_neo4j
     from gateway.stores.neo4j import Neo4jStore
     from gateway.stores.neo4j.memory import Neo4jMemoryStore
     from resolvers.errors import StoreUnavailableError

@@ -7,10 +7,10 @@
 * ``configure_logging`` installs one root handler: plain text, or JSON lines (one object per
   record: ``time level logger message request_id`` plus ``exc_info`` and any ``extra`` fields)
   when ``SCIENCE_AGENT_MEMORY_GRAPH_LOG_FORMAT=json``.
-* Every record passes ``RedactSecrets``: ``gateway.redaction.redact`` masks the configured
-  tokens and password (percent-encoded too, as in the access log's query strings), any secret
-  registered since, ``Bearer …`` credentials, credential query parameters and the password of a
-  URI's user-info before a handler formats it.
+* Every record passes ``RedactSecrets``: ``gateway.observability.redaction.redact`` masks the
+  configured tokens and password (percent-encoded too, as in the access log's query strings),
+  any secret registered since, ``Bearer …`` credentials, credential query parameters and the
+  password of a URI's user-info before a handler formats it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from contextvars import ContextVar
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, TextIO
 
-from gateway.redaction import redact, register_secrets
+from gateway.observability.redaction import redact, register_secrets
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -82,7 +82,7 @@ class RequestIdFilter(logging.Filter):
 
 
 class RedactSecrets(logging.Filter):
-    """Redacts the rendered message and traceback (``gateway.redaction``)."""
+    """Redacts the rendered message and traceback (``gateway.observability.redaction``)."""
 
     def __init__(self, secrets: Iterable[str | None] = ()) -> None:
         super().__init__()

@@ -24,14 +24,14 @@ import time
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Final, Protocol, runtime_checkable
 
-from gateway.events import GraphChange
+from gateway.live.bus import GraphChange
 from resolvers.errors import StoreUnavailableError
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping, Sequence
 
-    from gateway.events import EventBus
+    from gateway.live.bus import EventBus
 
 logger = logging.getLogger(__name__)
 

@@ -36,7 +36,7 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.responses import JSONResponse, Response
 
-from gateway.publishing import unwrap
+from gateway.live.publishing import unwrap
 from gateway.stores.file.store import FileStore
 from resolvers.errors import DomainError
 
@@ -46,8 +46,8 @@ if TYPE_CHECKING:
     from prometheus_client.metrics_core import Metric
     from starlette.requests import Request
 
-    from gateway.events import EventBus
-    from gateway.runtime import Runtime
+    from gateway.live.bus import EventBus
+    from gateway.runtime.state import Runtime
 
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 MAX_OPERATION_NAMES = 200

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
-EXPLORER_DIR = Path(__file__).parent / "static" / "explorer"
+EXPLORER_DIR = Path(__file__).parent.parent / "static" / "explorer"
 FILES = (
     "index.html",
     "explorer.js",
