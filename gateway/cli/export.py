@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gateway.exports.formats import ExportFormat, SessionRecords, export_session, load_session
+from gateway.stores import graph_directory, open_graph_store
 from resolvers.errors import DomainError
 from resolvers.records import Backend
 
@@ -75,13 +76,12 @@ async def _load(
     if backend is Backend.NEO4J:
         return await _load_neo4j(settings, session_id)
     from gateway.stores.file.log import StoreLockedError
-    from gateway.stores.file.store import FileStore
 
-    directory = settings.data_dir / "graph"
+    directory = graph_directory(settings)
     if not directory.is_dir():
         raise ExportError(f"no file store in {directory} (set SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR)")
     try:
-        store = await FileStore.open(directory)
+        store = await open_graph_store(settings, Backend.FILE)
     except StoreLockedError as exc:
         graphql = GRAPHQL_HINT % (json.dumps(session_id), export_format.name)
         raise ExportError(
@@ -95,14 +95,10 @@ async def _load(
 
 
 async def _load_neo4j(settings: Settings, session_id: str) -> SessionRecords:
-    from gateway.stores.neo4j import Neo4jStore
-
     if not settings.neo4j_password:
         raise ExportError("set SCIENCE_AGENT_MEMORY_GRAPH_NEO4J_PASSWORD to read Neo4j")
     try:
-        store = await Neo4jStore.open(
-            settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
-        )
+        store = await open_graph_store(settings, Backend.NEO4J)
     except DomainError as exc:
         raise ExportError(exc.message) from exc
     try:

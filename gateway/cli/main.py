@@ -124,27 +124,29 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
+    from gateway.stores import Neo4jAddress, graph_directory, open_graph_store
     from gateway.stores.file.log import StoreLockedError
     from gateway.stores.file.memory import FileMemoryStore
     from gateway.stores.file.store import FileStore
     from gateway.stores.migrate import migrate_to_neo4j
-    from gateway.stores.neo4j import Neo4jStore
     from gateway.stores.neo4j.memory import Neo4jMemoryStore
     from resolvers.errors import StoreUnavailableError
+    from resolvers.records import Backend
 
     try:
-        source = await FileStore.open(settings.data_dir / "graph")
+        source = await FileStore.open(graph_directory(settings))
     except StoreLockedError as exc:
         print(f"science-memory: {exc} (stop the gateway before migrating)", file=sys.stderr)
         return 1
     captured = source.capture()
     await source.aclose()
     try:
-        target = await Neo4jStore.open(
+        address = Neo4jAddress(
             args.uri or settings.neo4j_uri,
             args.user or settings.neo4j_user,
             settings.neo4j_password,
         )
+        target = await open_graph_store(settings, Backend.NEO4J, neo4j=address)
     except StoreUnavailableError as exc:
         print(f"science-memory: {exc.message}", file=sys.stderr)
         return 1

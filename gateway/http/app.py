@@ -3,10 +3,11 @@
 the same bearer rule as ``/graphql``). Every request gets a request id
 (``gateway.observability.logs``).
 
-Authentication (SPEC §8): ``/graphql`` needs ``Authorization: Bearer <token>`` when a token is
-configured — the internal token may do everything, the read token may only query. Tokens are
-compared in constant time. The GraphiQL page itself is static and served without a token, as
-are its scripts under ``/graphql/assets/`` (``gateway.http.playground``).
+Authentication (SPEC §8, ``gateway.http.auth``): ``/graphql``, ``/metrics`` and ``/mcp`` need
+``Authorization: Bearer <token>`` when a token is configured — the internal token may do
+everything, the read token may only query. The GraphiQL page itself is static and served without
+a token, as are its scripts under ``/graphql/assets/`` (``gateway.http.playground``). The
+request body's size and arrival time are limited by ``gateway.http.limits``.
 
 Browsers on other origins (SPEC §8): only the configured ``cors_origins`` may call, without
 credentials (cookies are never used; the bearer token is a header the preflight admits), and
@@ -24,24 +25,24 @@ token and sends it with its GraphQL requests.
 
 from __future__ import annotations
 
-import asyncio
-import hmac
 import json
 import logging
 import uuid
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs
 
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.responses import JSONResponse
-from starlette.routing import Mount, Route, WebSocketRoute
+from starlette.routing import Mount, Route, WebSocketRoute, request_response
 from strawberry.exceptions import ConnectionRejectionError
 
+from gateway.http.auth import WRITE, Access, RequireToken, TokenAuthentication, grant_of
 from gateway.http.explorer import Explorer
 from gateway.http.graphql import SpecGraphQL
+from gateway.http.limits import BodySizeLimit
 from gateway.http.playground import Playground
 from gateway.mcp.server import HttpEndpoint
 from gateway.observability.logs import RequestIdMiddleware, current_request_id
@@ -58,49 +59,13 @@ if TYPE_CHECKING:
 
     from starlette.requests import Request
     from starlette.responses import Response
-    from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
     from strawberry.types.unset import UnsetType
 
 logger = logging.getLogger(__name__)
 
-READ, WRITE, REVIEW = "read", "write", "review"
 # What a browser page on an allowed origin may send and read (CORS).
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
-
-
-class Access:
-    """Decides what a presented token may do."""
-
-    def __init__(self, settings: Settings) -> None:
-        self._open = settings.internal_token is None
-        self._tokens = [
-            (grant, token.encode())
-            for grant, token in (
-                (WRITE, settings.internal_token),
-                (READ, settings.read_token),
-                (REVIEW, settings.reviewer_token),
-            )
-            if token is not None
-        ]
-
-    @property
-    def open(self) -> bool:
-        return self._open
-
-    def grant(self, authorization: str | None) -> str | None:
-        """``WRITE``, ``READ``, ``REVIEW`` (read, and the reviewer's tools on ``/mcp``) or
-        ``None`` (refused) for an ``Authorization`` value."""
-        if self.open:
-            return WRITE
-        scheme, _, token = (authorization or "").partition(" ")
-        if scheme.lower() != "bearer" or not token:
-            return None
-        supplied = token.strip().encode()
-        for grant, expected in self._tokens:
-            if hmac.compare_digest(supplied, expected):
-                return grant
-        return None
 
 
 class GatewayGraphQL(SpecGraphQL):
@@ -133,7 +98,8 @@ class GatewayGraphQL(SpecGraphQL):
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket
     ) -> GraphContext:
-        grant = request.scope.get("state", {}).get("grant", WRITE)
+        # A WebSocket's grant is decided by its connection_init (``on_ws_connect``).
+        grant = grant_of(request.scope)
         request_id = current_request_id() or uuid.uuid4().hex
         return GraphContext(
             runtime=request.app.state.runtime, can_write=grant == WRITE, request_id=request_id[:64]
@@ -150,111 +116,6 @@ class GatewayGraphQL(SpecGraphQL):
         return await super().on_ws_connect(context)
 
 
-class BearerAuth:
-    """ASGI middleware guarding ``/graphql`` and ``/mcp`` over HTTP; the grant goes into
-    ``scope['state']``. ``playground``: a browser's GET of the page passes without a token."""
-
-    def __init__(self, app: ASGIApp, access: Access, *, playground: bool = True) -> None:
-        self._app = app
-        self._access = access
-        self._playground = playground
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or (self._playground and _is_playground(scope)):
-            await self._app(scope, receive, send)
-            return
-        headers = dict(scope["headers"])
-        raw = headers.get(b"authorization")
-        grant = self._access.grant(raw.decode("latin-1") if raw else None)
-        if grant is None:
-            response = JSONResponse(
-                {"errors": [{"message": "invalid or missing bearer token"}]},
-                status_code=401,
-                headers={"WWW-Authenticate": 'Bearer realm="science-memory"'},
-            )
-            await response(scope, receive, send)
-            return
-        scope.setdefault("state", {})["grant"] = grant
-        await self._app(scope, receive, send)
-
-
-class BodySizeLimit:
-    """ASGI middleware: an HTTP request body over ``max_bytes`` answers 413 before it is parsed.
-
-    A declared ``Content-Length`` over the limit is refused without reading; otherwise (chunked
-    or understated bodies too) the body is read here, counting, and refused as soon as it passes
-    the limit. A body within the limit is handed on whole. A body that takes longer than
-    ``timeout`` seconds to arrive (a client trickling it, or stopping halfway) answers 408:
-    uvicorn times out idle connections but not a request in progress.
-    """
-
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout: float | None = None) -> None:
-        self._app = app
-        self._max_bytes = max_bytes
-        self._timeout = timeout
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self._app(scope, receive, send)
-            return
-        declared = dict(scope["headers"]).get(b"content-length", b"")
-        if declared.isdigit() and int(declared) > self._max_bytes:
-            await self._refuse(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        size, more = 0, True
-        try:
-            async with asyncio.timeout(self._timeout):
-                while more:
-                    message = await receive()
-                    if message["type"] != "http.request":  # the client went away
-                        return
-                    chunks.append(message.get("body", b""))
-                    size += len(chunks[-1])
-                    if size > self._max_bytes:
-                        await self._refuse(scope, receive, send)
-                        return
-                    more = message.get("more_body", False)
-        except TimeoutError:
-            await _too_slow(scope, receive, send, self._timeout)
-            return
-        await self._app(scope, _replay(b"".join(chunks), receive), send)
-
-    async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = JSONResponse(
-            {
-                "errors": [
-                    {
-                        "message": f"request body larger than {self._max_bytes} bytes",
-                        "extensions": {"code": "QUERY_LIMIT_EXCEEDED"},
-                    }
-                ]
-            },
-            status_code=413,
-            headers={"Connection": "close"},
-        )
-        await response(scope, receive, send)
-
-
-async def _too_slow(scope: Scope, receive: Receive, send: Send, seconds: float | None) -> None:
-    response = JSONResponse(
-        {"errors": [{"message": f"request body not received within {seconds} s"}]},
-        status_code=408,
-        headers={"Connection": "close"},
-    )
-    await response(scope, receive, send)
-
-
-def _replay(body: bytes, receive: Receive) -> Receive:
-    """A ``receive`` that yields ``body`` once, then defers to the original (disconnects)."""
-    pending = [{"type": "http.request", "body": body, "more_body": False}]
-
-    async def replayed() -> Message:
-        return pending.pop() if pending else await receive()
-
-    return replayed
-
-
 def limits_of(settings: Settings) -> Limits:
     return Limits(
         max_depth=settings.max_depth,
@@ -266,15 +127,6 @@ def limits_of(settings: Settings) -> Limits:
         max_cost_read=settings.max_cost_read,
         heavy_readers=settings.heavy_readers,
     )
-
-
-def _is_playground(scope: Scope) -> bool:
-    # ?q= and ?variables= carry the playground's document; a GET with ?query= is a request.
-    parameters = parse_qs(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
-    if scope["method"] != "GET" or "query" in parameters:
-        return False
-    accept = dict(scope["headers"]).get(b"accept", b"")
-    return b"text/html" in accept
 
 
 async def health(request: Request) -> JSONResponse:
@@ -294,8 +146,9 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
     graphql = GatewayGraphQL(
         access, playground, limits=limits or limits_of(settings), observer=observer
     )
-    guarded = BearerAuth(
-        BodySizeLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds), access
+    guarded = RequireToken(
+        BodySizeLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds),
+        playground=True,
     )
     tools = HttpEndpoint(settings, lambda: app.state.runtime)
     explorer = Explorer()
@@ -322,7 +175,7 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             Route("/health", health, methods=["GET"]),
             Route(
                 "/metrics",
-                metrics_endpoint(metrics, lambda value: access.grant(value) is not None),
+                RequireToken(request_response(metrics_endpoint(metrics))),
                 methods=["GET"],
             ),
             Route("/graphql", guarded, methods=["GET", "POST"]),
@@ -330,12 +183,16 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             Mount("/graphql/assets", app=playground.assets),
             Route(
                 "/mcp",
-                BearerAuth(tools.app, access, playground=False),
+                RequireToken(tools.app),
                 methods=["GET", "POST", "DELETE"],
             ),
             *explorer.routes(),
         ],
-        middleware=[*cors_middleware(settings), Middleware(RequestIdMiddleware)],
+        middleware=[
+            *cors_middleware(settings),
+            Middleware(RequestIdMiddleware),
+            Middleware(AuthenticationMiddleware, backend=TokenAuthentication(access)),
+        ],
         lifespan=lifespan,
     )
     return app

@@ -20,6 +20,7 @@ from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 
+from gateway.http.auth import grant_of
 from gateway.mcp.tools import Caller, Role, call_tool, offered
 from gateway.runtime.state import Runtime, package_version
 
@@ -45,7 +46,7 @@ REVIEWER_INSTRUCTIONS = (
     "trace_provenance on every artifact or claim you review, and query_graph to read around it."
 )
 
-# The grants of gateway.http.app.Access, as callers of the tools.
+# The grants of gateway.http.auth.Access, as callers of the tools.
 GRANT_CALLERS = {
     "write": Caller(Role.AGENT, can_write=True),
     "read": Caller(Role.AGENT, can_write=False),
@@ -123,8 +124,8 @@ class HttpEndpoint:
 
 def _caller_of_request(ctx: ServerRequestContext[Any, Any]) -> Caller:
     request = ctx.request
-    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
-    return GRANT_CALLERS.get(str(state.get("grant")), GRANT_CALLERS["read"])
+    grant = grant_of(request.scope) if request is not None else None
+    return GRANT_CALLERS.get(str(grant), GRANT_CALLERS["read"])
 
 
 def _security(settings: Settings) -> TransportSecuritySettings | None:

@@ -35,10 +35,10 @@ from gateway.runtime.saved_state import (
     read_state,
     write_state,
 )
+from gateway.stores import Neo4jAddress, open_graph_store
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
 from gateway.stores.file.memory import FileMemoryStore, MemoryFileError
-from gateway.stores.file.store import FileStore
 from resolvers.errors import MemoryGraphDisabledError, StoreUnavailableError
 from resolvers.memory import MemoryStore, compact_memory
 from resolvers.observe import APPLY, WriteResult
@@ -190,9 +190,7 @@ class Runtime:
 
     async def _open_selected(self) -> None:
         if self.state.backend is Backend.FILE and Backend.FILE not in self._stores:
-            store = await FileStore.open(
-                self.settings.data_dir / "graph", fsync=self.settings.fsync
-            )
+            store = await open_graph_store(self.settings, Backend.FILE)
             self._stores[Backend.FILE] = PublishingStore(store, self.events)
         if self.state.backend is Backend.NEO4J:
             await self._connect_neo4j()
@@ -203,18 +201,15 @@ class Runtime:
         if not self.state.neo4j_password:
             return False
         # Imported here: the driver is only loaded when Neo4j is selected.
-        from gateway.stores.neo4j import Neo4jStore
         from gateway.stores.neo4j.memory import Neo4jMemoryStore
 
+        address = Neo4jAddress(
+            self.state.neo4j_uri or self.settings.neo4j_uri,
+            self.state.neo4j_user or self.settings.neo4j_user,
+            self.state.neo4j_password,
+        )
         try:
-            store = await Neo4jStore.open(
-                self.state.neo4j_uri or self.settings.neo4j_uri,
-                self.state.neo4j_user or self.settings.neo4j_user,
-                self.state.neo4j_password,
-                connection_timeout=self.settings.neo4j_timeout,
-                # A statement may take the request's whole time budget, never longer.
-                query_timeout=self.settings.query_timeout_seconds,
-            )
+            store = await open_graph_store(self.settings, Backend.NEO4J, neo4j=address)
             try:
                 self._neo4j_memory = await Neo4jMemoryStore.open(store)
             except BaseException:
