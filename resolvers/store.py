@@ -17,7 +17,8 @@ return them, because writes still need them (a later session may read a soft-del
 
 A backend may also offer ``WalkReader``: a whole chain walk in one request, for a backend
 whose every primitive is a network round trip; and ``RankedSearch``: a search ranked and paged
-where the data is, so only the page crosses the network.
+where the data is, so only the page crosses the network. ``SizedStore`` reports the bytes a
+store keeps on disk, for operators.
 """
 
 from __future__ import annotations
@@ -273,4 +274,13 @@ class RankedSearch(Protocol):
         offset: int = 0,
     ) -> Page[NodeRecord]:
         """The hits ``offset`` to ``offset + limit`` in search order."""
+        ...
+
+
+@runtime_checkable
+class SizedStore(Protocol):
+    """Optional: the bytes a store keeps on disk (reported by ``/metrics``)."""
+
+    def stored_bytes(self) -> int:
+        """The bytes the store keeps on disk now."""
         ...

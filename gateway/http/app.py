@@ -150,7 +150,7 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
         BodySizeLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds),
         playground=True,
     )
-    tools = HttpEndpoint(settings, lambda: app.state.runtime)
+    tools = HttpEndpoint(settings, lambda: app.state.runtime, grant_of)
     explorer = Explorer()
     explorer.log_source()
 

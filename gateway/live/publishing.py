@@ -25,7 +25,7 @@ from gateway.live.bus import GraphChange
 from gateway.live.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.records import EdgeRecord
-from resolvers.store import RankedSearch, WalkReader
+from resolvers.store import RankedSearch, SizedStore, WalkReader
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -49,6 +49,8 @@ class PublishingStore(ForwardedReads):
             self.walk_chain = store.walk_chain
         if isinstance(store, RankedSearch):
             self.search_ranked = store.search_ranked
+        if isinstance(store, SizedStore):
+            self.stored_bytes = store.stored_bytes
         self._tailer = FeedTailer(store, bus) if isinstance(store, FeedSource) else None
 
     @asynccontextmanager
@@ -81,11 +83,6 @@ class PublishingStore(ForwardedReads):
             await self._tailer.aclose()
             self._tailer = None
         await self.inner.aclose()
-
-
-def unwrap(store: GraphStore) -> GraphStore:
-    """The backend store behind a ``PublishingStore`` (``store`` itself otherwise)."""
-    return store.inner if isinstance(store, PublishingStore) else store
 
 
 class RecordingTransaction(ForwardedReads):

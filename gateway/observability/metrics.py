@@ -36,9 +36,8 @@ from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.registry import Collector
 from starlette.responses import Response
 
-from gateway.live.publishing import unwrap
-from gateway.stores import SizedStore
 from resolvers.errors import DomainError
+from resolvers.store import SizedStore
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
@@ -158,9 +157,8 @@ class Metrics:
             return
         self.store_up.labels(backend).set(1)
         self.store_nodes.labels(backend).set(nodes)
-        inner = unwrap(store)
-        if isinstance(inner, SizedStore):
-            self.log_bytes.set(inner.size_bytes)
+        if isinstance(store, SizedStore):
+            self.log_bytes.set(store.stored_bytes())
 
     def render(self) -> bytes:
         return generate_latest(self.registry)

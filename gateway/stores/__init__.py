@@ -3,14 +3,14 @@
 ``open_graph_store(settings, backend)`` opens the embedded file store in
 ``<dataDir>/graph`` or connects to Neo4j; the server's runtime, the command line and the tools
 all open stores through it, so a backend's options are read in one place. A backend's optional
-capabilities are protocols, checked with ``isinstance`` where they are used: the domain's
-(``WalkReader``, ``RankedSearch``) in ``resolvers.store``, the operator's (``SizedStore``) here.
+capabilities are the protocols of ``resolvers.store`` (``WalkReader``, ``RankedSearch``,
+``SizedStore``), checked with ``isinstance`` where they are used.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Protocol, overload, runtime_checkable
+from typing import TYPE_CHECKING, Literal, overload
 
 from resolvers.records import Backend
 
@@ -33,14 +33,6 @@ class Neo4jAddress:
     @classmethod
     def of(cls, settings: Settings) -> Neo4jAddress:
         return cls(settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password)
-
-
-@runtime_checkable
-class SizedStore(Protocol):
-    """Optional: a store that knows how many bytes it keeps on disk (for ``/metrics``)."""
-
-    @property
-    def size_bytes(self) -> int: ...
 
 
 def graph_directory(settings: Settings) -> Path:

@@ -295,8 +295,8 @@ class FileStore(Reads):
     async def count_nodes(self) -> int:
         return len(self._graph.nodes)
 
-    @property
-    def size_bytes(self) -> int:
+    def stored_bytes(self) -> int:
+        """The bytes of the current log generation on disk."""
         return self._log.size_bytes
 
     async def aclose(self) -> None:
