@@ -84,8 +84,12 @@ class QueryLimitExceededError(DomainError):
 
 
 class StoreWriteError(DomainError):
-    def __init__(self, message: str) -> None:
+    """``backend`` answered but could not make the write durable (a full disk, a refused
+    constraint); nothing of the write is stored."""
+
+    def __init__(self, message: str, *, backend: str) -> None:
         super().__init__(message)
+        self.backend = backend
 
 
 class KeyOwnedByOtherSessionError(DomainError):

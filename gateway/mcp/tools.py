@@ -33,7 +33,7 @@ from gateway.mcp.arguments import (
     ToolArguments,
     TraceProvenanceArguments,
 )
-from gateway.schema.errors import to_graphql
+from gateway.schema.errors import member_for
 from gateway.schema.nodes import excerpt
 from resolvers import chains, declare, memory, provenance, resolve, search
 from resolvers.errors import DomainError, InvalidInputError
@@ -148,7 +148,7 @@ def in_tool_words(text: str) -> str:
 
 def error_payload(exc: DomainError) -> Payload:
     """The GraphQL error member of ``exc``, as JSON, in the tools' words."""
-    member = to_graphql(exc)
+    member = member_for(exc)
     payload: Payload = {"__typename": type(member).__name__}
     for field in dataclasses.fields(member):
         value = _plain(getattr(member, field.name))

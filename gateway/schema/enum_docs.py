@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from graphql import GraphQLObjectType
 
 from gateway.schema.enums import ChainKind, ChipKind, EdgeType, HealthStatus, MatchMode, NodeLabel
-from gateway.schema.errors import Backend, ErrorCode
+from gateway.schema.errors import ErrorCode, GraphBackend
 from gateway.schema.exports import ExportFormat
 from gateway.schema.memory import Feasibility, MemoryRecordType
 from gateway.schema.subscriptions import GraphEventKind
@@ -179,7 +179,7 @@ for _enum, _descriptions in (
     (HealthStatus, HEALTH_STATUSES),
     (ChipKind, CHIP_KINDS),
     (ErrorCode, ERROR_CODES),
-    (Backend, BACKENDS),
+    (GraphBackend, BACKENDS),
     (ExportFormat, EXPORT_FORMATS),
     (MemoryRecordType, MEMORY_RECORD_TYPES),
     (Feasibility, FEASIBILITIES),

@@ -7,7 +7,7 @@ from urllib.parse import urlsplit
 
 import strawberry
 
-from gateway.schema.errors import Backend
+from gateway.schema.errors import GraphBackend
 from resolvers import events
 from resolvers.errors import InvalidInputError
 from resolvers.validate import check_text, check_unicode
@@ -396,7 +396,7 @@ class LinkClaimsToReportInput:
 @strawberry.input(description="Runtime settings; omitted fields keep their value.")
 class MemoryGraphSettingsInput:
     enabled: bool | None = None
-    backend: Backend | None = None
+    backend: GraphBackend | None = None
     neo4j_uri: str | None = None
     neo4j_user: str | None = None
     neo4j_password: str | None = strawberry.field(

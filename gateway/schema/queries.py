@@ -9,7 +9,7 @@ from strawberry.types import Info
 
 from gateway.schema.context import GraphContext
 from gateway.schema.enums import ChainKind, EdgeType, HealthStatus, MatchMode, NodeLabel
-from gateway.schema.errors import Backend
+from gateway.schema.errors import GraphBackend
 from gateway.schema.nodes import Artifact, Code, GraphEdge, ToolCall, to_node
 from gateway.schema.pacing import Paced, paced_map
 from gateway.schema.results import (
@@ -46,7 +46,7 @@ Ctx = Info[GraphContext, None]
 def health_of(report: HealthReport) -> Health:
     return Health(
         status=HealthStatus(report.status),
-        backend=Backend.from_domain(report.backend),
+        backend=GraphBackend.from_domain(report.backend),
         enabled=report.enabled,
         reachable=report.reachable,
         pending_writes=report.pending_writes,

@@ -8,8 +8,8 @@ import strawberry
 
 from gateway.schema.enums import ChainKind, ChipKind, EdgeType, HealthStatus, NodeLabel
 from gateway.schema.errors import (
-    Backend,
     DeclareRejected,
+    GraphBackend,
     InvalidInput,
     KeyOwnedByOtherSession,
     MemoryGraphDisabled,
@@ -35,7 +35,7 @@ from gateway.schema.nodes import (
 @strawberry.type(description="The gateway's state.")
 class Health:
     status: HealthStatus
-    backend: Backend
+    backend: GraphBackend
     enabled: bool
     reachable: bool
     pending_writes: int = strawberry.field(description="Observe events waiting for replay.")
