@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
@@ -29,7 +29,21 @@ from gateway.schema.nodes import (
     SourceFile,
     Task,
     ToolCall,
+    to_node,
 )
+from gateway.schema.pacing import Paced
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from gateway.runtime.state import HealthReport
+    from resolvers.artifacts import ArtifactProvenance
+    from resolvers.cleanup import CleanupCounts
+    from resolvers.declare import Chip, ClaimResult, EvidenceResult
+    from resolvers.observe import ArtifactResult, WriteResult
+    from resolvers.provenance import ProvenanceStep, ProvenanceTrace
+    from resolvers.records import GraphSlice
+    from resolvers.validate import RejectedRecord
 
 
 @strawberry.type(description="The gateway's state.")
@@ -44,6 +58,18 @@ class Health:
         default=None,
         description="Why the status is DEGRADED (e.g. the file store's disk is full); null else.",
     )
+
+    @classmethod
+    def from_record(cls, report: HealthReport) -> Health:
+        return cls(
+            status=HealthStatus(report.status),
+            backend=GraphBackend.from_domain(report.backend),
+            enabled=report.enabled,
+            reachable=report.reachable,
+            pending_writes=report.pending_writes,
+            version=report.version,
+            reason=report.reason,
+        )
 
 
 @strawberry.type(description="Several products of one kind made inside one subagent scope.")
@@ -68,6 +94,17 @@ class Subgraph:
     )
     total: int
     truncated: bool
+
+    @classmethod
+    def from_record(cls, found: GraphSlice) -> Subgraph:
+        """A slice without folded groups (a scope's or a group's expansion)."""
+        return cls(
+            nodes=[to_node(node) for node in found.nodes],
+            edges=[GraphEdge.from_record(edge) for edge in found.edges],
+            groups=[],
+            total=found.total,
+            truncated=found.truncated,
+        )
 
 
 @strawberry.type
@@ -98,6 +135,16 @@ class Chain:
     truncated: bool
     end_cursor: str | None = None
 
+    @classmethod
+    def from_record(cls, found: GraphSlice) -> Chain:
+        return cls(
+            nodes=Paced(to_node(node) for node in found.nodes),
+            edges=Paced(GraphEdge.from_record(edge) for edge in found.edges),
+            total=found.total,
+            truncated=found.truncated,
+            end_cursor=found.end_cursor,
+        )
+
 
 @strawberry.type
 class ChainKindAvailability:
@@ -109,9 +156,20 @@ class ChainKindAvailability:
 class ChainAvailability:
     entries: list[ChainKindAvailability]
 
+    @classmethod
+    def from_record(cls, found: Mapping[ChainKind, bool]) -> ChainAvailability:
+        return cls(
+            entries=[
+                ChainKindAvailability(kind=kind, exists=exists) for kind, exists in found.items()
+            ]
+        )
 
-@strawberry.type(description="A node a trace reached, and the stored edge it was reached by.")
-class ProvenanceStep:
+
+@strawberry.type(
+    name="ProvenanceStep",
+    description="A node a trace reached, and the stored edge it was reached by.",
+)
+class ProvenanceStepPayload:
     hop: int = strawberry.field(
         description="The hop it was first reached at (a run of `next` edges is one hop)."
     )
@@ -124,15 +182,28 @@ class ProvenanceStep:
     )
     is_terminal: bool = strawberry.field(description="Whether `node` has the target label.")
 
+    @classmethod
+    def from_record(cls, step: ProvenanceStep) -> ProvenanceStepPayload:
+        return cls(
+            hop=step.hop,
+            node=to_node(step.node),
+            via_edge=EdgeType.from_domain(step.via_edge),
+            reached_from=strawberry.ID(step.reached_from),
+            is_terminal=step.is_terminal,
+        )
 
-@strawberry.type(description="An upstream exploration with a verdict; it never outputs a decision.")
-class ProvenanceTrace:
+
+@strawberry.type(
+    name="ProvenanceTrace",
+    description="An upstream exploration with a verdict; it never outputs a decision.",
+)
+class ProvenanceTracePayload:
     start_node: GraphNode
-    path: list[ProvenanceStep] = strawberry.field(
+    path: list[ProvenanceStepPayload] = strawberry.field(
         description="The witness: a shortest upstream path from the start to a target node, "
         "every stored edge walked, ending on the terminal; empty when broken or truncated."
     )
-    chain: list[ProvenanceStep] = strawberry.field(
+    chain: list[ProvenanceStepPayload] = strawberry.field(
         description="The exploration, hop by hop: the nodes reached over single edges, the "
         "ends of each run of `next` edges; the last hop only its terminal nodes when it "
         "reached the target."
@@ -141,9 +212,23 @@ class ProvenanceTrace:
     truncated: bool
     reason: str | None
 
+    @classmethod
+    def from_record(cls, trace: ProvenanceTrace) -> ProvenanceTracePayload:
+        return cls(
+            start_node=to_node(trace.start),
+            path=Paced(ProvenanceStepPayload.from_record(step) for step in trace.path),
+            chain=Paced(ProvenanceStepPayload.from_record(step) for step in trace.chain),
+            broken=trace.broken,
+            truncated=trace.truncated,
+            reason=trace.reason,
+        )
 
-@strawberry.type(description="Addressing information of one artifact version and its inputs.")
-class ArtifactProvenance:
+
+@strawberry.type(
+    name="ArtifactProvenance",
+    description="Addressing information of one artifact version and its inputs.",
+)
+class ArtifactProvenancePayload:
     artifact: Artifact
     producing_code: Code | None = strawberry.field(description="The Code that produced it.")
     tool_call: ToolCall | None
@@ -155,6 +240,15 @@ class ArtifactProvenance:
     )
     def code(self) -> Code | None:
         return self.producing_code
+
+    @classmethod
+    def from_record(cls, found: ArtifactProvenance) -> ArtifactProvenancePayload:
+        return cls(
+            artifact=Artifact.from_record(found.artifact),
+            producing_code=Code.from_record(found.code) if found.code else None,
+            tool_call=ToolCall.from_record(found.tool_call) if found.tool_call else None,
+            dependencies=[to_node(node) for node in found.dependencies],
+        )
 
 
 @strawberry.type(
@@ -177,21 +271,38 @@ class Observed:
         "the valid ones were recorded. Empty when every record was accepted.",
     )
 
+    @classmethod
+    def from_record(cls, result: WriteResult, rejected: Sequence[RejectedRecord] = ()) -> Observed:
+        """``rejected``: the records of a batch left out before the write (``accept_products``)."""
+        return cls(
+            written=result.written,
+            node_ids=[strawberry.ID(node) for node in result.node_ids],
+            rejected=[Rejected(index=r.index, field=r.field, message=r.message) for r in rejected],
+        )
+
 
 @strawberry.type
 class ArtifactRegistered:
     artifact: Artifact
     written: int
 
+    @classmethod
+    def from_record(cls, result: ArtifactResult) -> ArtifactRegistered:
+        return cls(artifact=Artifact.from_record(result.artifact), written=result.written)
 
-@strawberry.type
-class EvidenceDeclared:
+
+@strawberry.type(name="EvidenceDeclared")
+class EvidenceDeclaredPayload:
     evidence_id: str
     evidence: Evidence
 
+    @classmethod
+    def from_record(cls, result: EvidenceResult) -> EvidenceDeclaredPayload:
+        return cls(evidence_id=result.evidence.key, evidence=Evidence.from_record(result.evidence))
 
-@strawberry.type
-class Chip:
+
+@strawberry.type(name="Chip")
+class ChipPayload:
     alias: str
     kind: ChipKind
     id: str = strawberry.field(description="The bare domain id (evidence, artifact or file id).")
@@ -199,16 +310,35 @@ class Chip:
     label: str
     version: int | None
 
+    @classmethod
+    def from_record(cls, chip: Chip) -> ChipPayload:
+        return cls(
+            alias=chip.alias,
+            kind=ChipKind(chip.kind.value),
+            id=chip.id,
+            node_id=strawberry.ID(chip.node_id),
+            label=chip.alias,
+            version=chip.version,
+        )
 
-@strawberry.type
-class ClaimDeclared:
+
+@strawberry.type(name="ClaimDeclared")
+class ClaimDeclaredPayload:
     claim_id: str
     claim: Claim
-    chip_map: list[Chip]
+    chip_map: list[ChipPayload]
+
+    @classmethod
+    def from_record(cls, result: ClaimResult) -> ClaimDeclaredPayload:
+        return cls(
+            claim_id=result.claim.key,
+            claim=Claim.from_record(result.claim),
+            chip_map=[ChipPayload.from_record(chip) for chip in result.chips],
+        )
 
 
-@strawberry.type
-class ClaimsLinked:
+@strawberry.type(name="ClaimsLinked")
+class ClaimsLinkedPayload:
     linked: int
 
 
@@ -216,6 +346,10 @@ class ClaimsLinked:
 class Cleanup:
     marked: int
     deleted: int
+
+    @classmethod
+    def from_record(cls, result: CleanupCounts) -> Cleanup:
+        return cls(marked=result.marked, deleted=result.deleted)
 
 
 NodeResult = Annotated[
@@ -282,7 +416,7 @@ ChainExistsResult = Annotated[
     strawberry.union("ChainExistsResult"),
 ]
 ProvenanceResult = Annotated[
-    ProvenanceTrace
+    ProvenanceTracePayload
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | NodeNotFound
@@ -291,7 +425,7 @@ ProvenanceResult = Annotated[
     strawberry.union("ProvenanceResult"),
 ]
 ArtifactProvenanceResult = Annotated[
-    ArtifactProvenance
+    ArtifactProvenancePayload
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | NodeNotFound
@@ -312,7 +446,7 @@ DeclareArtifactResult = Annotated[
     strawberry.union("DeclareArtifactResult"),
 ]
 DeclareEvidenceResult = Annotated[
-    EvidenceDeclared
+    EvidenceDeclaredPayload
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | InvalidInput
@@ -320,11 +454,19 @@ DeclareEvidenceResult = Annotated[
     strawberry.union("DeclareEvidenceResult"),
 ]
 DeclareClaimResult = Annotated[
-    ClaimDeclared | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | DeclareRejected,
+    ClaimDeclaredPayload
+    | MemoryGraphDisabled
+    | MemoryGraphUnreachable
+    | InvalidInput
+    | DeclareRejected,
     strawberry.union("DeclareClaimResult"),
 ]
 LinkClaimsResult = Annotated[
-    ClaimsLinked | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | DeclareRejected,
+    ClaimsLinkedPayload
+    | MemoryGraphDisabled
+    | MemoryGraphUnreachable
+    | InvalidInput
+    | DeclareRejected,
     strawberry.union("LinkClaimsResult"),
 ]
 CleanupResult = Annotated[
