@@ -48,8 +48,8 @@ async def test_evidence_needs_exactly_one_source(gql: GraphQLClient) -> None:
     neither = await b.evidence(gql, "s1")
     both = await b.evidence(gql, "s1", link=A, file=b.file_id("s1", "paper.pdf"))
 
-    assert neither["code"] == "NO_SOURCE"
-    assert both["code"] == "AMBIGUOUS_SOURCE"
+    assert (neither["__typename"], neither["code"]) == ("DeclareRejected", "NO_SOURCE")
+    assert (both["__typename"], both["code"]) == ("DeclareRejected", "AMBIGUOUS_SOURCE")
     assert b.node_ids(await b.subgraph(gql, "s1"), "EVIDENCE") == set()
 
 
@@ -77,7 +77,7 @@ async def test_a_claim_whose_cites_are_all_empty_ids_is_rejected(gql: GraphQLCli
 
     result = await b.claim(gql, "s1", evidence_ids=[" "], artifacts=[("", None)], files=[""])
 
-    assert result["code"] == "NO_CITES_TARGET"
+    assert (result["__typename"], result["code"]) == ("DeclareRejected", "NO_CITES_TARGET")
     assert result["instruction"]
     assert b.node_ids(await b.subgraph(gql, "s1"), "CLAIM") == set()
 
@@ -96,7 +96,10 @@ async def test_a_claim_citing_an_unmirrored_artifact_names_list_artifacts(
 
     result = await b.claim(gql, "s1", artifacts=[("fig", 2)])
 
-    assert result["code"] == "ARTIFACT_VERSION_NOT_FOUND"
+    assert (result["__typename"], result["code"]) == (
+        "DeclareRejected",
+        "ARTIFACT_VERSION_NOT_FOUND",
+    )
     assert "list_artifacts" in result["instruction"]
 
 
@@ -212,7 +215,7 @@ async def test_linking_an_unknown_claim_is_rejected(gql: GraphQLClient) -> None:
 
     result = await b.link_claims(gql, "s1", "report", 1, ["no-such-claim"])
 
-    assert result["code"] == "CLAIM_NOT_FOUND"
+    assert (result["__typename"], result["code"]) == ("DeclareRejected", "CLAIM_NOT_FOUND")
     assert result["instruction"]
 
 
