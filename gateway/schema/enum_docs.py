@@ -16,7 +16,7 @@ from graphql import GraphQLObjectType
 
 from gateway.schema.enums import ChainKind, ChipKind, EdgeType, HealthStatus, MatchMode, NodeLabel
 from gateway.schema.errors import ErrorCode, GraphBackend
-from gateway.schema.exports import ExportFormat
+from gateway.schema.exports import GraphExportFormat
 from gateway.schema.memory import Feasibility, MemoryRecordType
 from gateway.schema.subscriptions import GraphEventKind
 
@@ -180,7 +180,7 @@ for _enum, _descriptions in (
     (ChipKind, CHIP_KINDS),
     (ErrorCode, ERROR_CODES),
     (GraphBackend, BACKENDS),
-    (ExportFormat, EXPORT_FORMATS),
+    (GraphExportFormat, EXPORT_FORMATS),
     (MemoryRecordType, MEMORY_RECORD_TYPES),
     (Feasibility, FEASIBILITIES),
     (GraphEventKind, GRAPH_EVENT_KINDS),

@@ -9,8 +9,7 @@ from strawberry.types import Info
 
 from gateway.schema.context import GraphContext
 from gateway.schema.enums import ChainKind, EdgeType, MatchMode, NodeLabel
-from gateway.schema.nodes import GraphEdge, to_node
-from gateway.schema.pacing import paced_map
+from gateway.schema.nodes import to_node
 from gateway.schema.results import (
     ArtifactProvenancePayload,
     ArtifactProvenanceResult,
@@ -22,7 +21,6 @@ from gateway.schema.results import (
     Health,
     NodeListResult,
     NodeResult,
-    ProductGroup,
     ProvenanceResult,
     ProvenanceTracePayload,
     Subgraph,
@@ -72,23 +70,7 @@ class GraphQuery:
             first=first,
             fold=fold is not False,
         )
-        return Subgraph(
-            # Up to 5,000 nodes: converted in steps too, not only serialised in steps.
-            nodes=await paced_map(to_node, graph.nodes),
-            edges=await paced_map(GraphEdge.from_record, graph.edges),
-            groups=[
-                ProductGroup(
-                    id=strawberry.ID(group.id),
-                    scope_id=strawberry.ID(group.scope_id),
-                    kind=NodeLabel.from_domain(group.kind),
-                    count=len(group.members),
-                    members=[strawberry.ID(member) for member in group.members],
-                )
-                for group in graph.groups
-            ],
-            total=graph.total,
-            truncated=graph.truncated,
-        )
+        return await Subgraph.from_session_graph(graph)
 
     @strawberry.field(description="Term search over the nodes' text, best matches first.")
     async def search_nodes(

@@ -31,7 +31,7 @@ from gateway.schema.nodes import (
     ToolCall,
     to_node,
 )
-from gateway.schema.pacing import Paced
+from gateway.schema.pacing import Paced, paced_map
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from resolvers.observe import ArtifactResult, WriteResult
     from resolvers.provenance import ProvenanceStep, ProvenanceTrace
     from resolvers.records import GraphSlice
+    from resolvers.subgraph import ProductGroup, SessionGraph
     from resolvers.validate import RejectedRecord
 
 
@@ -72,13 +73,26 @@ class Health:
         )
 
 
-@strawberry.type(description="Several products of one kind made inside one subagent scope.")
-class ProductGroup:
+@strawberry.type(
+    name="ProductGroup",
+    description="Several products of one kind made inside one subagent scope.",
+)
+class ProductGroupPayload:
     id: strawberry.ID = strawberry.field(description="`_group:<scope task id>:<kind>`")
     scope_id: strawberry.ID
     kind: NodeLabel
     count: int
     members: list[strawberry.ID]
+
+    @classmethod
+    def from_record(cls, group: ProductGroup) -> ProductGroupPayload:
+        return cls(
+            id=strawberry.ID(group.id),
+            scope_id=strawberry.ID(group.scope_id),
+            kind=NodeLabel.from_domain(group.kind),
+            count=len(group.members),
+            members=[strawberry.ID(member) for member in group.members],
+        )
 
 
 @strawberry.type(
@@ -89,11 +103,22 @@ class ProductGroup:
 class Subgraph:
     nodes: list[GraphNode]
     edges: list[GraphEdge]
-    groups: list[ProductGroup] = strawberry.field(
+    groups: list[ProductGroupPayload] = strawberry.field(
         description="Folded products of subagent scopes (when `fold` is on)."
     )
     total: int
     truncated: bool
+
+    @classmethod
+    async def from_session_graph(cls, graph: SessionGraph) -> Subgraph:
+        return cls(
+            # Up to 5,000 nodes: converted in steps too, not only serialised in steps.
+            nodes=await paced_map(to_node, graph.nodes),
+            edges=await paced_map(GraphEdge.from_record, graph.edges),
+            groups=[ProductGroupPayload.from_record(group) for group in graph.groups],
+            total=graph.total,
+            truncated=graph.truncated,
+        )
 
     @classmethod
     def from_record(cls, found: GraphSlice) -> Subgraph:
