@@ -71,6 +71,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from resolvers.records import Backend
 
@@ -216,6 +217,19 @@ class Settings:
 def load_settings() -> Settings:
     """Settings from this process's environment."""
     return Settings.from_env(os.environ)
+
+
+NEO4J_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
+
+
+def is_bolt_uri(uri: str) -> bool:
+    """Whether the driver could open ``uri``: a Neo4j scheme, a host, a port in range."""
+    try:
+        parts = urlsplit(uri.strip())
+        parts.port  # noqa: B018  (raises ValueError for a port out of range)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in NEO4J_SCHEMES and bool(parts.hostname)
 
 
 def is_loopback(host: str) -> bool:

@@ -76,7 +76,8 @@ class WriteResult:
 async def run_write(
     store: GraphStore, event: E, body: Callable[[Writer, E], Awaitable[None]]
 ) -> WriteResult:
-    """Validate ``event`` and apply ``body`` to it in one transaction.
+    """Validate ``event`` and apply ``body`` to it in one transaction. Every write is
+    validated here, and only here, before the store is asked for anything.
 
     A transaction the store refused as a conflict with concurrent writers (``transient``) is
     rolled back and ``body`` runs again in a new one, at most ``WRITE_ATTEMPTS`` times in all:
@@ -265,17 +266,31 @@ def _code_fields(e: ExecutionObserved, status: str) -> dict[str, Any]:
     }
 
 
-async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteResult:
-    return await run_write(store, event, _declare_artifact)
+@dataclass(frozen=True, slots=True)
+class ArtifactResult:
+    """The declared artifact version as stored, and what the declare wrote."""
+
+    artifact: NodeRecord
+    written: int
 
 
-async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> None:
+async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> ArtifactResult:
+    found: list[NodeRecord] = []
+
+    async def body(writer: Writer, e: ArtifactDeclared) -> None:
+        found.append(await _declare_artifact(writer, e))
+
+    result = await run_write(store, event, body)
+    return ArtifactResult(found[-1], result.written)  # the last run's (it may be retried)
+
+
+async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> NodeRecord:
     code = node_id(Label.CODE, e.execution_id)
     (producer,) = await writer.tx.get_nodes([code])
     if producer is not None and producer.session_id != e.session_id:
         # Its products are part of the producing session's graph: only that session adds any.
         raise KeyOwnedByOtherSessionError(code, e.execution_id, producer.session_id, e.session_id)
-    await record_artifact(writer, e.session_id, code, e.artifact)
+    return await record_artifact(writer, e.session_id, code, e.artifact)
 
 
 async def record_artifact(
@@ -478,7 +493,9 @@ async def _subagent(writer: Writer, e: SubagentObserved) -> None:
         await attach_scope_head(writer, task)
 
 
-APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[WriteResult]]] = {
+# The use case of each event kind, for events applied again from data (an outbox replay, a
+# migration); a mutation names its use case itself.
+APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[object]]] = {
     UploadFileObserved: observe_upload_file,
     FirstMessageObserved: observe_session_first_message,
     ExecutionObserved: observe_execution,

@@ -59,6 +59,9 @@ if TYPE_CHECKING:
     from resolvers.store import ChainPosition, GraphReader
 
 MAX_HOPS_LIMIT = 32
+# What a trace looks for, and how far, when the caller does not say (SPEC §4).
+DEFAULT_TARGET = Label.RESEARCH_GOAL
+DEFAULT_MAX_HOPS = 8
 DEAD_ENDS_NAMED = 5
 
 WALKED: tuple[EdgeType, ...] = (
@@ -122,12 +125,15 @@ async def trace_provenance(
     store: GraphReader,
     node_ref: str,
     *,
-    target_label: Label = Label.RESEARCH_GOAL,
-    max_hops: int = 8,
+    target_label: Label | None = None,
+    max_hops: int | None = None,
     session_id: str | None = None,
     version: int | None = None,
 ) -> ProvenanceTrace:
-    """Explore upstream from ``node_ref`` until ``target_label``, a dead end or ``max_hops``."""
+    """Explore upstream from ``node_ref`` until ``target_label``, a dead end or ``max_hops``
+    (``DEFAULT_TARGET`` and ``DEFAULT_MAX_HOPS`` when not given)."""
+    target_label = DEFAULT_TARGET if target_label is None else target_label
+    max_hops = DEFAULT_MAX_HOPS if max_hops is None else max_hops
     if not 1 <= max_hops <= MAX_HOPS_LIMIT:
         raise InvalidInputError("maxHops", f"must be between 1 and {MAX_HOPS_LIMIT}")
     start = await resolve_node(store, node_ref, session_id=session_id, version=version)

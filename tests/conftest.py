@@ -49,8 +49,10 @@ def neo4j_settings() -> dict[str, str] | None:
 
 
 async def open_store(backend: str, directory: Path) -> GraphStore:
+    """An empty store of ``backend``. The file store does not fsync: these tests are about
+    behaviour, not durability (``tests/stores/file`` opens its own stores with fsync on)."""
     if backend == "file":
-        return await FileStore.open(directory / "graph")
+        return await FileStore.open(directory / "graph", fsync=False)
     if backend == "neo4j":
         settings = neo4j_settings()
         assert settings is not None
@@ -75,12 +77,12 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, link_wait_seconds=0.3)
+    return Settings(data_dir=tmp_path, link_wait_seconds=0.3, fsync=False)
 
 
 @pytest.fixture
 async def runtime(store: GraphStore, settings: Settings) -> AsyncIterator[Runtime]:
-    memory = await FileMemoryStore.open(settings.data_dir / "memory")
+    memory = await FileMemoryStore.open(settings.data_dir / "memory", fsync=settings.fsync)
     state = SavedState(backend=store.backend)
     neo4j_memory = await Neo4jMemoryStore.open(store) if isinstance(store, Neo4jStore) else None
     yield Runtime(settings, state, memory, stores={store.backend: store}, neo4j_memory=neo4j_memory)

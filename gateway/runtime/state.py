@@ -21,7 +21,7 @@ import contextlib
 import logging
 from dataclasses import dataclass, replace
 from importlib.metadata import PackageNotFoundError, version
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
@@ -35,18 +35,22 @@ from gateway.runtime.saved_state import (
     read_state,
     write_state,
 )
+from gateway.settings import NEO4J_SCHEMES, is_bolt_uri
 from gateway.stores import Neo4jAddress, open_graph_store
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
 from gateway.stores.file.memory import FileMemoryStore, MemoryFileError
-from resolvers.errors import MemoryGraphDisabledError, StoreUnavailableError
+from resolvers.errors import (
+    InvalidInputError,
+    MemoryGraphDisabledError,
+    StoreUnavailableError,
+)
 from resolvers.memory import MemoryStore, compact_memory
-from resolvers.observe import APPLY, WriteResult
 from resolvers.records import Backend, utc_now
-from resolvers.validate import validate_event
+from resolvers.validate import check_text, check_unicode, validate_event
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
 
     from gateway.settings import Settings
     from resolvers.events import Event
@@ -63,6 +67,9 @@ __all__ = [
 ]
 
 logger = logging.getLogger(__name__)
+
+E = TypeVar("E", bound="Event")
+R = TypeVar("R")
 
 # What stops a start with a message saying where and what to do (no traceback needed).
 STARTUP_ERRORS = (StateFileError, CorruptLogError, StoreLockedError, MemoryFileError)
@@ -167,21 +174,29 @@ class Runtime:
             return self._neo4j_memory
         return self.memory_store
 
-    async def record(self, event: Event) -> WriteResult:
-        """Apply one observe event, or journal it while the selected Neo4j is unreachable."""
-        if self.state.backend is Backend.FILE or self.outbox is None:
-            return await APPLY[type(event)](self.graph_store, event)
+    async def record(self, use_case: Callable[[GraphStore, E], Awaitable[R]], event: E) -> R:
+        """The one entrance of every graph write: ``use_case`` applies ``event`` to the active
+        store (and validates it, before the store is asked for anything).
+
+        The outbox decision is made here and only here: an event kind that may wait
+        (``Event.journalled``, the observes) is journalled instead when the selected Neo4j
+        cannot take it, and answers ``StoreUnavailableError(queued=True)``; any other kind (the
+        declares, which must validate against the graph) answers unreachable, not queued. A
+        session with journalled events queues behind them, so its order is kept; the others
+        are written at once, also while the outbox replays. An event journalled without being
+        applied is validated here instead: a replay could never apply an invalid one."""
         if not self.state.enabled:
             raise MemoryGraphDisabledError()
-        validate_event(event)
+        if not event.journalled or self.state.backend is Backend.FILE or self.outbox is None:
+            return await use_case(self.graph_store, event)
         neo4j = self._stores.get(Backend.NEO4J)
-        # A session with journalled events queues behind them (its order is kept); the others
-        # are written at once, also while the outbox replays.
         if neo4j is not None and not self.outbox.holds(event.session_id):
             try:
-                return await APPLY[type(event)](neo4j, event)
+                return await use_case(neo4j, event)
             except StoreUnavailableError as exc:
                 logger.warning("journalling a %s event: %s", event.kind, exc.message)
+        else:
+            validate_event(event)
         await self.outbox.append(event)
         self._wake.set()
         raise StoreUnavailableError(Backend.NEO4J.value, queued=True)
@@ -269,7 +284,9 @@ class Runtime:
         neo4j_user: str | None = None,
         neo4j_password: str | None = None,
     ) -> HealthReport:
-        """Change runtime settings without a restart and persist them."""
+        """Change runtime settings without a restart and persist them. A connection that could
+        never be opened is refused (``InvalidInputError``) before anything is saved."""
+        _check_connection(neo4j_uri, neo4j_user, neo4j_password)
         connection = {
             "neo4j_uri": neo4j_uri,
             "neo4j_user": neo4j_user,
@@ -343,3 +360,18 @@ class Runtime:
             await self.outbox.aclose()
             self.outbox = None
         await self.memory_store.aclose()
+
+
+def _check_connection(uri: str | None, user: str | None, password: str | None) -> None:
+    if uri is not None:
+        check_text("neo4j_uri", uri, "input.neo4jUri")
+        if not is_bolt_uri(uri):
+            raise InvalidInputError(
+                "input.neo4jUri",
+                "must be a Bolt URI with a host, e.g. bolt://127.0.0.1:7687 "
+                f"(schemes: {', '.join(sorted(NEO4J_SCHEMES))})",
+            )
+    if user is not None:
+        check_text("neo4j_user", user, "input.neo4jUser")
+    if password is not None:
+        check_unicode(password, "input.neo4jPassword")

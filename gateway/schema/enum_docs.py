@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from graphql import GraphQLObjectType
 
 from gateway.schema.enums import ChainKind, ChipKind, EdgeType, HealthStatus, MatchMode, NodeLabel
-from gateway.schema.errors import Backend, ErrorCode
-from gateway.schema.exports import ExportFormat
+from gateway.schema.errors import ErrorCode, GraphBackend
+from gateway.schema.exports import GraphExportFormat
 from gateway.schema.memory import Feasibility, MemoryRecordType
 from gateway.schema.subscriptions import GraphEventKind
 
@@ -179,8 +179,8 @@ for _enum, _descriptions in (
     (HealthStatus, HEALTH_STATUSES),
     (ChipKind, CHIP_KINDS),
     (ErrorCode, ERROR_CODES),
-    (Backend, BACKENDS),
-    (ExportFormat, EXPORT_FORMATS),
+    (GraphBackend, BACKENDS),
+    (GraphExportFormat, EXPORT_FORMATS),
     (MemoryRecordType, MEMORY_RECORD_TYPES),
     (Feasibility, FEASIBILITIES),
     (GraphEventKind, GRAPH_EVENT_KINDS),

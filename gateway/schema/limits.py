@@ -8,9 +8,9 @@ a chain of spreads deeper than ``MAX_FRAGMENT_NESTING``, fragments that expand t
 ``MAX_FRAGMENT_SPREADS`` spreads (each level spreading the next twice), or a cycle (which
 validation reports) are refused before those limiters run. A document of several operations
 needs ``operationName`` (GraphQL over HTTP). The cost limit and the reader pool are
-``gateway.schema.cost``; the time budget is enforced while a query runs
-(``DomainErrorsExtension``, ``gateway.schema.pacing``) and the body size before anything is
-read (``gateway.http.app.BodySizeLimit``).
+``gateway.schema.cost``; the time budget is enforced while a query runs (``TimeBudget`` in
+``gateway.schema.errors``, ``gateway.schema.pacing``) and the body size before anything is read
+(``gateway.http.app.BodySizeLimit``).
 """
 
 from __future__ import annotations

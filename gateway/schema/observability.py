@@ -1,7 +1,8 @@
 """Per-operation observation: a Prometheus sample, one log line and (when configured) a span.
 
 ``OperationObserver`` is the last extension of the schema, so its ``resolve`` hook wraps the
-one that turns domain errors into union members (it sees which member a root field answered)
+field resolvers, inside which strawberry's exception handlers turn domain errors into union
+members (it sees which member a root field answered)
 and its ``on_operation`` closes first (it sees errors before they are masked, to tell
 unexpected ones apart). Outcomes are described in ``gateway.observability.metrics``.
 """
@@ -17,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
-from gateway.schema.errors import Error, to_graphql
+from gateway.schema.errors import Error, member_for
 from resolvers.errors import DomainError
 
 if TYPE_CHECKING:
@@ -135,7 +136,7 @@ class OperationObserver(SchemaExtension):
             return self._members[0]
         domain = [cause for cause in causes if isinstance(cause, DomainError)]
         if domain:
-            return str(type(to_graphql(domain[0])).__strawberry_definition__.name)  # type: ignore[attr-defined]
+            return str(type(member_for(domain[0])).__strawberry_definition__.name)  # type: ignore[attr-defined]
         return REJECTED if errors else SUCCESS
 
 

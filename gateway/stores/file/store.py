@@ -161,7 +161,8 @@ class FileStore(Reads):
                 await asyncio.shield(self._rolling_back)
             raise StoreWriteError(
                 f"The write could not be made durable: {disk_fault(exc.errno)}; nothing of it "
-                "was kept."
+                "was kept.",
+                backend=Backend.FILE.value,
             ) from exc
         threshold = max(self._snapshot_every, self._snapshot_records // 2)
         if (

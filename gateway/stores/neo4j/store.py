@@ -119,7 +119,9 @@ async def _driver_errors(
         if isinstance(exc, neo4j.exceptions.ConstraintError):
             # MERGE on ``id`` makes duplicates converge; this is a record whose domain key
             # is already taken by a node with another id: a write the store must refuse.
-            raise StoreWriteError(f"Refused by a Neo4j constraint: {exc.message}") from exc
+            raise StoreWriteError(
+                f"Refused by a Neo4j constraint: {exc.message}", backend=BACKEND
+            ) from exc
         if not code.startswith(_UNAVAILABLE_CODES):
             raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer
         transient = code.startswith(_CONFLICT_CODES)
