@@ -13,6 +13,7 @@ from strawberry.types.graphql import OperationType
 from gateway.schema import enum_docs as enum_docs  # describes the enums' values on import
 from gateway.schema.cost import CostLimit, ReaderPool
 from gateway.schema.errors import DomainErrorsExtension, MaskUnexpectedErrors
+from gateway.schema.execution import LeanExecution
 from gateway.schema.exports import ExportQuery
 from gateway.schema.federation import GatewaySchema
 from gateway.schema.limits import Limits as Limits  # re-exported for create_app
@@ -65,6 +66,7 @@ def build_schema(
         mutation=Mutation,
         subscription=GraphSubscription,
         types=[*NODE_TYPES.values(), *MEMORY_TYPES],
+        execution_context_class=LeanExecution,
         extensions=[
             # Factories: a fresh extension per request; the parse and validation caches
             # behind CachedParse/ValidationCache are shared.

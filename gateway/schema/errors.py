@@ -12,7 +12,7 @@ import asyncio
 import logging
 import uuid
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import strawberry
 from graphql import (
@@ -204,6 +204,9 @@ class DomainErrorsExtension(SchemaExtension):
     ``QueryLimitExceeded``. Mutations are never cut short: a write is not abandoned halfway. A
     domain error whose member the field's union lacks stays a top-level error with its code.
     """
+
+    # Nested fields pass through ``resolve`` untouched: ``LeanExecution`` may skip it for them.
+    RESOLVES_ROOT_FIELDS_ONLY: ClassVar[bool] = True
 
     def __init__(self, *, time_budget: float | None = None) -> None:
         super().__init__()
