@@ -127,6 +127,7 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
         without an async iterator step per item."""
         if (
             self._lean
+            and self.is_async_iterable(result)  # not in a synchronous execution
             and isinstance(result, pacing.Paced)
             and not self.get_stream_usage(field_details_list, path)
         ):
@@ -152,6 +153,10 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
             for index, item in enumerate(items):
                 if index and index % pacing.PACE == 0:
                     await _breathe(field_details_list, path)
+                value = self._plain_item(item_type, field_details_list, info, item)
+                if value is not _LONG:
+                    completed.append(value)
+                    continue
                 item_path = path.add_key(index, None)
                 if self.is_awaitable(item):
                     completed.append(
@@ -189,18 +194,50 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
         result: Any,
         position_context: Any,
     ) -> Any:
-        """An object whose selected fields are all plain leaves, completed in one pass."""
-        if self._lean and _is_own_type(return_type, result, info):
-            grouped_field_set, new_defer_usages, _ = self.collect_subfields(
-                return_type, field_details_list
-            )
-            if not new_defer_usages:
-                values = self._plain_leaves(return_type, result, grouped_field_set)
-                if values is not None:
-                    return values
+        value = self._plain_object(return_type, field_details_list, info, result)
+        if value is not _LONG:
+            return value
         return super().complete_object_value(
             return_type, field_details_list, info, path, result, position_context
         )
+
+    def _plain_item(
+        self, item_type: Any, field_details_list: Any, info: GraphQLResolveInfo[Any], item: Any
+    ) -> Any:
+        """A list item completed in one pass, or ``_LONG``: anything unusual (an error
+        included) is left to the long path, which handles it where graphql-core does."""
+        if item is None or isinstance(item, Exception):
+            return _LONG
+        named = item_type.of_type if isinstance(item_type, GraphQLNonNull) else item_type
+        try:
+            if isinstance(named, GraphQLInterfaceType):
+                runtime_type = self._runtime_type(named, field_details_list, info, item)
+            else:
+                runtime_type = named if isinstance(named, GraphQLObjectType) else None
+            if runtime_type is None:
+                return _LONG
+            return self._plain_object(runtime_type, field_details_list, info, item)
+        except Exception:
+            return _LONG
+
+    def _plain_object(
+        self,
+        return_type: GraphQLObjectType,
+        field_details_list: Any,
+        info: GraphQLResolveInfo[Any],
+        result: Any,
+    ) -> Any:
+        """An object whose selected fields are all plain leaves, completed in one pass, or
+        ``_LONG``."""
+        if not self._lean or not _is_own_type(return_type, result, info):
+            return _LONG
+        grouped_field_set, new_defer_usages, _ = self.collect_subfields(
+            return_type, field_details_list
+        )
+        if new_defer_usages:
+            return _LONG
+        values = self._plain_leaves(return_type, result, grouped_field_set)
+        return _LONG if values is None else values
 
     def _plain_leaves(
         self, parent_type: GraphQLObjectType, source: Any, grouped_field_set: Any

@@ -20,6 +20,7 @@ from gateway.schema.context import GraphContext
 from gateway.schema.execution import LeanExecution
 from gateway.schema.limits import Limits
 from gateway.schema.nodes import NODE_TYPES
+from gateway.schema.pacing import Paced
 from tests import builders as b
 
 if TYPE_CHECKING:
@@ -124,7 +125,7 @@ async def test_every_node_field_answers_as_the_stock_executor_does(
 # --- a small schema of its own: errors and extensions ------------------------------------------
 
 
-ROWS: list[dict[str, Any]] = []
+ROWS: list[dict[str, Any] | None] = []
 
 
 @strawberry.type
@@ -137,11 +138,15 @@ class Thing:
 class Query:
     @strawberry.field
     def things(self) -> list[Thing]:
-        return [Thing(**row) for row in ROWS]
+        return [Thing(**row) for row in ROWS if row is not None]
+
+    @strawberry.field
+    def paced(self) -> list[Thing | None]:
+        return Paced(Thing(**row) if row is not None else None for row in ROWS)
 
 
 def small_schema(
-    rows: list[dict[str, Any]], extensions: list[Any] | None = None, *, lean: bool = True
+    rows: list[dict[str, Any] | None], extensions: list[Any] | None = None, *, lean: bool = True
 ) -> strawberry.Schema:
     ROWS[:] = rows
     return strawberry.Schema(
@@ -151,22 +156,35 @@ def small_schema(
     )
 
 
-def answers(schema: strawberry.Schema, document: str) -> tuple[Any, list[Any]]:
-    result = schema.execute_sync(document)
+async def answers(schema: strawberry.Schema, document: str) -> tuple[Any, list[Any]]:
+    result = await schema.execute(document)
     return result.data, [(e.message, e.path) for e in result.errors or ()]
 
 
-def test_a_null_in_a_non_null_field_fails_as_it_does_in_the_stock_executor() -> None:
-    rows: list[dict[str, Any]] = [{"name": "a"}, {"name": None, "note": "x"}]
+async def test_a_null_in_a_non_null_field_fails_as_it_does_in_the_stock_executor() -> None:
+    rows: list[dict[str, Any] | None] = [{"name": "a"}, {"name": None, "note": "x"}]
     document = "{ things { name note } }"
 
-    lean = answers(small_schema(rows), document)
-    stock = answers(small_schema(rows, lean=False), document)
+    lean = await answers(small_schema(rows), document)
+    stock = await answers(small_schema(rows, lean=False), document)
 
     assert lean == stock
     assert lean[1] == [
         ("Cannot return null for non-nullable field Thing.name.", ["things", 1, "name"])
     ]
+
+
+async def test_nulls_and_errors_in_a_paced_list_answer_as_in_the_stock_executor() -> None:
+    rows: list[dict[str, Any] | None] = [{"name": "a"}, None, {"name": None}, {"name": "d"}]
+
+    for document in ("{ paced { __typename } }", "{ paced { __typename name note } }"):
+        lean = await answers(small_schema(rows), document)
+        stock = await answers(small_schema(rows, lean=False), document)
+
+        assert lean == stock
+        assert lean[0] is not None
+        assert lean[0]["paced"][0] is not None
+        assert lean[0]["paced"][1] is None
 
 
 class Shout(SchemaExtension):
@@ -186,20 +204,20 @@ class CountRootFields(SchemaExtension):
         return _next(root, info, *args, **kwargs)
 
 
-def test_an_extension_that_acts_on_every_field_still_sees_every_field() -> None:
-    rows = [{"name": "a", "note": "quiet"}]
+async def test_an_extension_that_acts_on_every_field_still_sees_every_field() -> None:
+    rows: list[dict[str, Any] | None] = [{"name": "a", "note": "quiet"}]
 
-    data, errors = answers(small_schema(rows, [Shout]), "{ things { name note } }")
+    data, errors = await answers(small_schema(rows, [Shout]), "{ things { name note } }")
 
     assert errors == []
     assert data == {"things": [{"name": "A", "note": "QUIET"}]}
 
 
-def test_an_extension_that_acts_on_root_fields_only_is_not_called_for_nested_leaves() -> None:
-    rows = [{"name": "a"}, {"name": "b"}]
+async def test_an_extension_that_acts_on_root_fields_only_is_not_called_for_nested_leaves() -> None:
+    rows: list[dict[str, Any] | None] = [{"name": "a"}, {"name": "b"}]
     CountRootFields.calls.clear()
 
-    data, errors = answers(small_schema(rows, [CountRootFields]), "{ things { name } }")
+    data, errors = await answers(small_schema(rows, [CountRootFields]), "{ things { name } }")
 
     assert errors == []
     assert data == {"things": [{"name": "a"}, {"name": "b"}]}
