@@ -9,15 +9,21 @@ most of its time. Here a field that
 * is not a root field, has no arguments and no resolver of its own (strawberry's "basic"
   field: the attribute of the same name), and returns a scalar or an enum,
 
-is read and serialised in place. That is what the long path does for it, provided no extension
-acts on nested fields: every extension with a ``resolve`` hook must say so with
-``RESOLVES_ROOT_FIELDS_ONLY = True`` (both of ours pass nested fields straight through), else the
-short path is off for the whole request. Anything unusual — ``None`` for a non-null field, a
-value the type cannot serialise — takes the long path, which raises the error it always did.
+is read and serialised in place; an object whose selected fields are all such fields is
+completed in one pass (a list item too), an interface's runtime type is found once per Python
+class, and a ``Paced`` list is completed in steps of ``PACE`` items without an async iterator.
+That is what the long path does, provided no extension acts on nested fields: every extension
+with a ``resolve`` hook must say so with ``RESOLVES_ROOT_FIELDS_ONLY = True`` (both of ours pass
+nested fields straight through), else the short path is off for the whole request. Anything
+unusual — ``None`` for a non-null field, a value the type cannot serialise, ``@defer`` or
+``@stream``, a ``strawberry.cast`` object — takes the long path, which raises what it always
+did. ``tests/graphql/test_execution.py`` compares the answers with the stock executor's.
 """
 
 from __future__ import annotations
 
+import weakref
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from graphql import (
@@ -26,6 +32,7 @@ from graphql import (
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
+    GraphQLSchema,
     Undefined,
     get_nullable_type,
     is_leaf_type,
@@ -53,18 +60,30 @@ _TYPENAME = "__typename"
 _BACKREF = GraphQLCoreConverter.DEFINITION_BACKREF
 
 
+@dataclass(slots=True)
+class _SchemaCache:
+    """What every request on one schema shares: it depends only on the schema's types."""
+
+    plans: dict[tuple[str, str], _Plan | None] = field(default_factory=dict)
+    runtime_types: dict[tuple[str, type], GraphQLObjectType] = field(default_factory=dict)
+
+
+_CACHES: weakref.WeakKeyDictionary[GraphQLSchema, _SchemaCache] = weakref.WeakKeyDictionary()
+
+
 def resolves_root_fields_only(middleware: object) -> bool:
     """Whether an extension's ``resolve`` hook passes every nested field through untouched."""
     return getattr(middleware, "RESOLVES_ROOT_FIELDS_ONLY", False) is True
 
 
 class LeanExecution(StrawberryGraphQLCoreExecutionContext):
-    # Shared by every request of a process: they depend only on the (immutable) schema types.
-    _plans: dict[tuple[int, str], _Plan | None] = {}  # noqa: RUF012
-    _runtime_types: dict[tuple[int, type], GraphQLObjectType] = {}  # noqa: RUF012
-
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        cache = _CACHES.get(self.schema)
+        if cache is None:
+            cache = _CACHES[self.schema] = _SchemaCache()
+        self._plans = cache.plans
+        self._runtime_types = cache.runtime_types
         manager = self.middleware_manager
         self._lean = manager is None or all(
             resolves_root_fields_only(middleware) for middleware in manager.middlewares
@@ -101,7 +120,7 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
             or getattr(result, TYPE_CAST_ATTRIBUTE, None) is not None
         ):
             return None
-        key = (id(return_type), type(result))
+        key = (return_type.name, type(result))
         known = self._runtime_types.get(key)
         if known is not None or not _resolved_by_class(return_type, result):
             return known
@@ -311,7 +330,7 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
         node = field_details_list[0].node
         if node.arguments:
             return None
-        key = (id(parent_type), node.name.value)
+        key = (parent_type.name, node.name.value)
         try:
             return self._plans[key]
         except KeyError:
@@ -347,15 +366,19 @@ async def _breathe(field_details_list: Any, path: Path) -> None:
 def _plan(parent_type: GraphQLObjectType, name: str) -> _Plan | None:
     if name == _TYPENAME:
         return None, parent_type.name, True
-    field = parent_type.fields.get(name)
-    if field is None or field.args or not getattr(field.resolve, "_is_default", False):
+    graphql_field = parent_type.fields.get(name)
+    if (
+        graphql_field is None
+        or graphql_field.args
+        or not getattr(graphql_field.resolve, "_is_default", False)
+    ):
         return None
-    definition = (field.extensions or {}).get(_BACKREF)
-    leaf = get_nullable_type(field.type)
+    definition = (graphql_field.extensions or {}).get(_BACKREF)
+    leaf = get_nullable_type(graphql_field.type)
     if definition is None or not is_leaf_type(leaf):
         return None
     coerce = _memoised(leaf) if isinstance(leaf, GraphQLEnumType) else leaf.coerce_output_value
-    return definition.python_name, coerce, isinstance(field.type, GraphQLNonNull)
+    return definition.python_name, coerce, isinstance(graphql_field.type, GraphQLNonNull)
 
 
 def _memoised(enum: GraphQLLeafType) -> Callable[[Any], Any]:
