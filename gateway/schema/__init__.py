@@ -18,6 +18,7 @@ from gateway.schema.errors import (
     TimeBudget,
     budgeted,
 )
+from gateway.schema.execution import LeanExecution
 from gateway.schema.exports import ExportQuery
 from gateway.schema.federation import GatewaySchema
 from gateway.schema.limits import Limits as Limits  # re-exported for create_app
@@ -71,6 +72,7 @@ def build_schema(
         subscription=GraphSubscription,
         types=[*NODE_TYPES.values(), *MEMORY_TYPES],
         exception_handlers=EXCEPTION_HANDLERS,
+        execution_context_class=LeanExecution,
         extensions=[
             # Factories: a fresh extension per request; the parse and validation caches
             # behind CachedParse/ValidationCache are shared.

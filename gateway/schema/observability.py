@@ -13,7 +13,7 @@ import logging
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
@@ -46,6 +46,9 @@ class Observer:
 
 
 class OperationObserver(SchemaExtension):
+    # Nested fields pass through ``resolve`` untouched: ``LeanExecution`` may skip it for them.
+    RESOLVES_ROOT_FIELDS_ONLY: ClassVar[bool] = True
+
     def __init__(self, observer: Observer) -> None:
         super().__init__()
         self._observer = observer
