@@ -21,6 +21,7 @@ from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
 from gateway.stores.neo4j.memory import Neo4jMemoryStore
+from gateway.stores.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -30,7 +31,7 @@ if TYPE_CHECKING:
 
     from resolvers.store import GraphStore
 
-BACKENDS = ["file", "neo4j"]
+BACKENDS = ["file", "sqlite", "neo4j"]
 
 
 def neo4j_settings() -> dict[str, str] | None:
@@ -51,6 +52,8 @@ def neo4j_settings() -> dict[str, str] | None:
 async def open_store(backend: str, directory: Path) -> GraphStore:
     if backend == "file":
         return await FileStore.open(directory / "graph")
+    if backend == "sqlite":
+        return await SqliteStore.open(directory / "graph")
     if backend == "neo4j":
         settings = neo4j_settings()
         assert settings is not None

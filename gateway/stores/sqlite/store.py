@@ -1,0 +1,238 @@
+"""SqliteStore: the embedded graph store on SQLite (``<dataDir>/graph.sqlite3``).
+
+Storage: the tables of ``gateway.stores.sqlite.schema``, in WAL mode. Nothing is held in
+memory beyond SQLite's bounded page caches, so opening costs the same at any size and the
+resident memory does not grow with the graph.
+
+Guarantees, and how:
+
+* durable before acknowledged: ``synchronous = FULL`` (``fsync`` on), so ``COMMIT`` fsyncs the
+  write-ahead log before ``transaction()`` returns;
+* torn tails: SQLite's WAL recovery drops a frame set that was not completely written;
+* one writer across processes: the directory's ``LOCK`` (``gateway.stores.file.lock``, the same
+  lock the log engine takes) is held for as long as the store is open; inside the process one
+  asyncio lock serialises transactions, each ``BEGIN IMMEDIATE`` … ``COMMIT`` on the writer's
+  thread;
+* disk faults: a statement or commit the disk refuses answers ``StoreWriteError`` and the
+  transaction is rolled back whole; ``ping`` reports the directory's state as the log engine's
+  does (``gateway.stores.file.faults``).
+
+Reads outside a transaction run on a second connection and thread: they see only committed
+writes and never wait for a commit's fsync.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import os
+import sqlite3
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from gateway.stores.file.faults import FULL_BELOW_BYTES, disk_fault
+from gateway.stores.file.lock import DirectoryLock
+from gateway.stores.sqlite import queries
+from gateway.stores.sqlite.connection import Worker
+from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
+from gateway.stores.sqlite.reads import Reads
+from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION
+from gateway.stores.sqlite.transaction import SqliteTransaction
+from resolvers.errors import StoreUnavailableError, StoreWriteError
+from resolvers.records import Backend
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable
+    from pathlib import Path
+
+    from resolvers.store import GraphTransaction
+
+logger = logging.getLogger(__name__)
+
+# Page caches, per connection (negative = KiB): what the store keeps resident at any size.
+READER_CACHE_KIB = 64 * 1024
+WRITER_CACHE_KIB = 32 * 1024
+DIRECTORY_CHECK_SECONDS = 1.0
+
+_SQLITE_FAULTS = {
+    sqlite3.SQLITE_FULL: errno.ENOSPC,
+    sqlite3.SQLITE_IOERR: errno.EIO,
+    sqlite3.SQLITE_READONLY: errno.EROFS,
+    sqlite3.SQLITE_CANTOPEN: errno.ENOENT,
+    sqlite3.SQLITE_PERM: errno.EACCES,
+}
+
+
+class SqliteStore(Reads):
+    """The embedded backend on SQLite. Use ``await SqliteStore.open(directory)``."""
+
+    backend = Backend.FILE
+
+    def __init__(
+        self, directory: Path, lock: DirectoryLock, writer: Worker, reader: Worker
+    ) -> None:
+        self.directory = directory
+        self._lock = lock
+        self._writer = writer
+        self._db = reader
+        self._write_lock = asyncio.Lock()
+        self._closed = False
+        self._write_failure: str | None = None
+        self._directory_problem: str | None = None
+        self._watching: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, directory: Path, *, fsync: bool = True) -> SqliteStore:
+        """Lock the directory, migrate a log-engine directory found there (once), open the
+        database. Raises ``StoreLockedError`` when another process holds the directory."""
+        lock = DirectoryLock.acquire(directory)
+        try:
+            await asyncio.to_thread(migrate_file_log, directory, fsync=fsync)
+            path = directory / DATABASE_NAME
+            synchronous = "FULL" if fsync else "OFF"
+            writer = Worker(
+                path,
+                name="sqlite-writer",
+                pragmas={
+                    "journal_mode": "WAL",
+                    "synchronous": synchronous,
+                    "cache_size": -WRITER_CACHE_KIB,
+                },
+            )
+            await writer.start()
+            await writer.run(_create_schema)
+            reader = Worker(
+                path,
+                name="sqlite-reader",
+                pragmas={"cache_size": -READER_CACHE_KIB, "query_only": 1},
+            )
+            await reader.start()
+        except BaseException:
+            lock.release()
+            raise
+        store = cls(directory, lock, writer, reader)
+        store._watching = asyncio.create_task(store._watch_directory())
+        return store
+
+    @asynccontextmanager
+    async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
+        if self._closed:
+            raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
+        async with self._write_lock:
+            await self._guarded(self._writer.run(_begin))
+            try:
+                yield SqliteTransaction(self._writer)
+            except BaseException:
+                await asyncio.shield(self._writer.run(_rollback))
+                raise
+            # Shielded: a caller that gives up does not decide whether the commit happens.
+            await asyncio.shield(self._guarded(self._writer.run(_commit)))
+        self._write_failure = None
+
+    async def _guarded(self, statement: Awaitable[None]) -> None:
+        """Run ``statement``; a fault of the disk rolls the transaction back and becomes
+        ``StoreWriteError``."""
+        try:
+            await statement
+        except sqlite3.OperationalError as exc:
+            code = _SQLITE_FAULTS.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
+            if code is None:
+                raise
+            await self._writer.run(_rollback)
+            self._write_failure = disk_fault(code)
+            raise StoreWriteError(
+                f"The write could not be made durable: {self._write_failure}; nothing of it "
+                "was kept."
+            ) from exc
+
+    async def ping(self) -> None:
+        """Raise ``StoreUnavailableError`` while writes cannot be made durable (the last one
+        failed, or the directory is gone, read-only or on a full disk)."""
+        if self._closed:
+            raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
+        problem = self._directory_problem or self._write_failure
+        if problem is not None:
+            raise StoreUnavailableError(
+                Backend.FILE.value, detail=f"Writes cannot be made durable: {problem}."
+            )
+
+    async def _watch_directory(self) -> None:
+        while True:
+            try:
+                problem = await asyncio.to_thread(_directory_problem, self.directory)
+            except Exception:  # the check must not die: the state would freeze with it
+                logger.exception("checking the data directory failed")
+                problem = None
+            if problem != self._directory_problem:
+                log = logger.warning if problem is not None else logger.info
+                log("data directory %s: %s", self.directory, problem or "writable again")
+            self._directory_problem = problem
+            await asyncio.sleep(DIRECTORY_CHECK_SECONDS)
+
+    async def count_nodes(self) -> int:
+        return await self._db.run(queries.count_nodes)
+
+    @property
+    def size_bytes(self) -> int:
+        return sum(
+            path.stat().st_size
+            for path in self.directory.glob(f"{DATABASE_NAME}*")
+            if path.is_file()
+        )
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
+        async with self._write_lock:
+            await self._db.aclose()
+            await self._writer.aclose()
+        self._lock.release()
+
+
+def _create_schema(db: sqlite3.Connection) -> None:
+    db.executescript(SCHEMA)
+    row = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+    if row is None:
+        db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+    elif int(row[0]) > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"the graph database has schema {row[0]}, newer than this gateway's "
+            f"{SCHEMA_VERSION}: upgrade the gateway"
+        )
+
+
+def _begin(db: sqlite3.Connection) -> None:
+    db.execute("BEGIN IMMEDIATE")
+
+
+def _commit(db: sqlite3.Connection) -> None:
+    db.execute("COMMIT")
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    if db.in_transaction:
+        db.execute("ROLLBACK")
+
+
+def _directory_problem(directory: Path) -> str | None:
+    """Why writes to ``directory`` would not be durable now, or None (a few stats)."""
+    try:
+        stats = os.statvfs(directory)
+    except FileNotFoundError:
+        return disk_fault(errno.ENOENT)
+    except OSError as exc:
+        return disk_fault(exc.errno)
+    if not (directory / DATABASE_NAME).exists():
+        return disk_fault(errno.ENOENT)
+    if stats.f_flag & os.ST_RDONLY:
+        return disk_fault(errno.EROFS)
+    if not os.access(directory, os.W_OK):
+        return disk_fault(errno.EACCES)
+    if stats.f_bavail * stats.f_frsize < FULL_BELOW_BYTES:
+        return disk_fault(errno.ENOSPC)
+    return None
