@@ -26,14 +26,24 @@ if TYPE_CHECKING:
     from resolvers.store import ChainPosition
 
 _NODE = f"SELECT {NODE_COLUMNS} FROM nodes"
+_PLACEHOLDERS = 64
 
 
 def _json(values: Iterable[str]) -> str:
     return json.dumps(list(values))
 
 
+def _among(column: str, values: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """``column IN (…)`` for ``values``: placeholders for a few (no JSON to build and parse),
+    one JSON array for many (any length, one statement)."""
+    if len(values) <= _PLACEHOLDERS:
+        return f"{column} IN ({', '.join('?' * len(values))})", values
+    return f"{column} IN (SELECT value FROM json_each(?))", [_json(values)]
+
+
 def get_nodes(db: sqlite3.Connection, ids: Sequence[str]) -> list[NodeRecord | None]:
-    rows = db.execute(f"{_NODE} WHERE id IN (SELECT value FROM json_each(?))", (_json(ids),))
+    among, arguments = _among("id", ids)
+    rows = db.execute(f"{_NODE} WHERE {among}", arguments)
     found = {node.id: node for node in map(node_of, rows)}
     return [found.get(node_id) for node_id in ids]
 
@@ -70,10 +80,17 @@ def expand(
     db: sqlite3.Connection, ids: Sequence[str], edge_type: EdgeType, direction: Direction
 ) -> list[EdgeRecord]:
     near = "source" if direction is Direction.OUT else "target"
+    distinct = list(dict.fromkeys(ids))
+    if len(distinct) == 1:
+        rows = db.execute(
+            f"SELECT {EDGE_COLUMNS} FROM edges WHERE {near} = ? AND type = ? ORDER BY rid",
+            (distinct[0], edge_type.value),
+        )
+        return [edge_of(row) for row in rows]
     rows = db.execute(
         f"SELECT {EDGE_COLUMNS} FROM json_each(?) AS wanted"
         f" JOIN edges ON edges.{near} = wanted.value AND edges.type = ? ORDER BY wanted.key, rid",
-        (_json(dict.fromkeys(ids)), edge_type.value),
+        (_json(distinct), edge_type.value),
     )
     return [edge_of(row) for row in rows]
 

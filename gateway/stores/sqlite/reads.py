@@ -23,12 +23,22 @@ if TYPE_CHECKING:
     from resolvers.store import ChainPosition
 
 
+# Up to this many ids, a lookup or one hop of a walk runs on the event loop (see
+# ``gateway.stores.sqlite.connection``); larger ones, listings and searches on a thread.
+POINT_IDS = 64
+
+
 class Reads:
-    """The read primitives, each one statement (or a few) on ``_db``'s thread."""
+    """The read primitives, each one statement (or a few): point reads on ``_point``, on the
+    event loop; reads of many rows on ``_db``'s thread (for a transaction the two are one
+    connection, which only the transaction uses meanwhile)."""
 
     _db: Worker
+    _point: Worker
 
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        if len(ids) <= POINT_IDS:
+            return self._point.call(queries.get_nodes, ids)
         return await self._db.run(queries.get_nodes, ids)
 
     async def nodes_by_key(
@@ -38,18 +48,20 @@ class Reads:
         labels: Sequence[Label] | None = None,
         session_id: str | None = None,
     ) -> list[NodeRecord]:
-        return await self._db.run(queries.nodes_by_key, key, labels, session_id)
+        return self._point.call(queries.nodes_by_key, key, labels, session_id)
 
     async def artifact_versions(
         self, artifact_id: str, *, session_id: str | None = None
     ) -> list[NodeRecord]:
-        return await self._db.run(queries.artifact_versions, artifact_id, session_id)
+        return self._point.call(queries.artifact_versions, artifact_id, session_id)
 
     async def expand(
         self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
     ) -> list[EdgeRecord]:
         if not ids:
             return []
+        if len(ids) <= POINT_IDS:
+            return self._point.call(queries.expand, ids, edge_type, direction)
         return await self._db.run(queries.expand, ids, edge_type, direction)
 
     async def edges_among(
@@ -57,6 +69,8 @@ class Reads:
     ) -> list[EdgeRecord]:
         if not ids:
             return []
+        if len(ids) <= POINT_IDS:
+            return self._point.call(queries.edges_among, ids, types)
         return await self._db.run(queries.edges_among, ids, types)
 
     async def list_nodes(
@@ -91,7 +105,7 @@ class Reads:
     async def chain_neighbours(
         self, session_id: str, scope_key: str | None, position: ChainPosition
     ) -> tuple[NodeRecord | None, NodeRecord | None]:
-        return await self._db.run(queries.chain_neighbours, session_id, scope_key, position)
+        return self._point.call(queries.chain_neighbours, session_id, scope_key, position)
 
     async def chain_before(
         self,
@@ -103,9 +117,10 @@ class Reads:
         label: Label | None = None,
         limit: int | None = None,
     ) -> list[NodeRecord]:
-        return await self._db.run(
-            queries.chain_before, session_id, scope_key, position, after, label, limit
-        )
+        arguments = (session_id, scope_key, position, after, label, limit)
+        if limit is not None and limit <= POINT_IDS:
+            return self._point.call(queries.chain_before, *arguments)
+        return await self._db.run(queries.chain_before, *arguments)
 
     async def search(
         self,

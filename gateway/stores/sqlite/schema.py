@@ -16,6 +16,7 @@ One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
 
 from gateway.stores.file.codec import decode, encode
@@ -94,6 +95,7 @@ EDGE_COLUMNS: Final = "edges.type, edges.source, edges.target, edges.props"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
+_NO_PROPS: Mapping[str, Any] = MappingProxyType({})
 _LABELS = {label.value: label for label in Label}
 _EDGE_TYPES = {edge_type.value: edge_type for edge_type in EdgeType}
 # The chain column of a main-chain step; a subtask's steps hold "/" + the subtask id.
@@ -147,7 +149,9 @@ def node_of(row: NodeRow) -> NodeRecord:
 
 def edge_of(row: EdgeRow) -> EdgeRecord:
     edge_type, source, target, props = row
-    return EdgeRecord(_EDGE_TYPES[edge_type], source, target, decode(props.encode()))
+    # Most edges have no properties: one read-only empty mapping serves them all.
+    values = _NO_PROPS if props == "{}" else decode(props.encode())
+    return EdgeRecord(_EDGE_TYPES[edge_type], source, target, values)
 
 
 def props_text(props: Mapping[str, Any]) -> str:

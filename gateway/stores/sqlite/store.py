@@ -29,6 +29,7 @@ import logging
 import os
 import sqlite3
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from gateway.stores.file.faults import FULL_BELOW_BYTES, disk_fault
@@ -43,7 +44,7 @@ from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Backend
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Awaitable
+    from collections.abc import AsyncIterator
     from pathlib import Path
 
     from resolvers.store import GraphTransaction
@@ -51,9 +52,11 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
-READER_CACHE_KIB = 64 * 1024
+READER_CACHE_KIB = 32 * 1024
 WRITER_CACHE_KIB = 32 * 1024
 DIRECTORY_CHECK_SECONDS = 1.0
+# Transactions committed by one fsync at most: a steady stream of writers still gets commits.
+MAX_GROUP = 64
 
 _SQLITE_FAULTS = {
     sqlite3.SQLITE_FULL: errno.ENOSPC,
@@ -70,13 +73,17 @@ class SqliteStore(Reads):
     backend = Backend.FILE
 
     def __init__(
-        self, directory: Path, lock: DirectoryLock, writer: Worker, reader: Worker
+        self, directory: Path, lock: DirectoryLock, writer: Worker, reader: Worker, point: Worker
     ) -> None:
         self.directory = directory
         self._lock = lock
         self._writer = writer
         self._db = reader
+        self._point = point
         self._write_lock = asyncio.Lock()
+        self._queued = 0  # transactions waiting for the write lock
+        self._group: _Group | None = None  # the open SQLite transaction's members
+        self._committing: asyncio.Future[None] | None = None
         self._closed = False
         self._write_failure: str | None = None
         self._directory_problem: str | None = None
@@ -102,49 +109,113 @@ class SqliteStore(Reads):
             )
             await writer.start()
             await writer.run(_create_schema)
-            reader = Worker(
-                path,
-                name="sqlite-reader",
-                pragmas={"cache_size": -READER_CACHE_KIB, "query_only": 1},
-            )
-            await reader.start()
+            readers = [
+                Worker(
+                    path,
+                    name=f"sqlite-{role}",
+                    pragmas={"cache_size": -READER_CACHE_KIB, "query_only": 1},
+                )
+                for role in ("reader", "point-reader")
+            ]
+            for reader in readers:
+                await reader.start()
         except BaseException:
             lock.release()
             raise
-        store = cls(directory, lock, writer, reader)
+        store = cls(directory, lock, writer, *readers)
         store._watching = asyncio.create_task(store._watch_directory())
         return store
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
+        """One transaction is one savepoint of the writer's open SQLite transaction (group
+        commit): while a commit's fsync runs, the transactions that arrive queue on the write
+        lock; the first of them begins the next SQLite transaction, each hands the lock to the
+        next waiter, and the last (or the ``MAX_GROUP``-th) commits them all in one fsync.
+        Each waits for that commit before it returns; a commit the disk refuses fails them
+        all, and nothing of any of them is kept."""
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
-        async with self._write_lock:
-            await self._guarded(self._writer.run(_begin))
+        self._queued += 1
+        try:
+            await self._write_lock.acquire()
+        finally:
+            self._queued -= 1
+        try:
+            group = self._open_group()
+        except BaseException:
+            self._write_lock.release()
+            raise
+        try:
+            db = self._writer.connection
+            db.execute("SAVEPOINT tx")
             try:
                 yield SqliteTransaction(self._writer)
-            except BaseException:
-                await asyncio.shield(self._writer.run(_rollback))
+            except BaseException as exc:
+                if not _undo_savepoint(db):
+                    group.lost = exc
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise self._write_error(exc) from exc
                 raise
-            # Shielded: a caller that gives up does not decide whether the commit happens.
-            await asyncio.shield(self._guarded(self._writer.run(_commit)))
-        self._write_failure = None
+            db.execute("RELEASE tx")
+            group.members += 1
+        finally:
+            self._hand_over(group)
+        await asyncio.shield(group.durable)
 
-    async def _guarded(self, statement: Awaitable[None]) -> None:
-        """Run ``statement``; a fault of the disk rolls the transaction back and becomes
-        ``StoreWriteError``."""
+    def _open_group(self) -> _Group:
+        if self._group is None:
+            try:
+                self._writer.call(_begin)
+            except sqlite3.OperationalError as exc:
+                raise self._write_error(exc) from exc
+            self._group = _Group(asyncio.get_running_loop().create_future())
+        return self._group
+
+    def _hand_over(self, group: _Group) -> None:
+        """Let the next waiter add to the open group, or commit it (the lock is released once
+        the commit is done, so nothing is written meanwhile)."""
+        if self._queued and group.members < MAX_GROUP and group.lost is None:
+            self._write_lock.release()
+            return
+        self._group = None
+        self._committing = asyncio.ensure_future(self._commit(group))
+
+    async def _commit(self, group: _Group) -> None:
         try:
-            await statement
-        except sqlite3.OperationalError as exc:
-            code = _SQLITE_FAULTS.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
-            if code is None:
-                raise
-            await self._writer.run(_rollback)
-            self._write_failure = disk_fault(code)
-            raise StoreWriteError(
-                f"The write could not be made durable: {self._write_failure}; nothing of it "
-                "was kept."
-            ) from exc
+            if group.lost is not None:
+                raise StoreWriteError(
+                    "The write could not be made durable: the disk refused it; nothing of it "
+                    "was kept."
+                )
+            try:
+                await self._writer.run(_commit_sql)
+            except sqlite3.OperationalError as exc:
+                await self._writer.run(_rollback)
+                raise self._write_error(exc) from exc
+        except StoreWriteError as exc:
+            logger.warning("rolled back %d write(s): %s", group.members, exc.__cause__ or exc)
+            group.durable.set_exception(exc)
+            group.durable.exception()  # retrieved: a group may have no member left to wait
+        except BaseException as exc:
+            group.durable.set_exception(exc)
+            group.durable.exception()
+            raise
+        else:
+            self._write_failure = None
+            group.durable.set_result(None)
+        finally:
+            self._write_lock.release()
+
+    def _write_error(self, exc: sqlite3.Error) -> Exception:
+        """``StoreWriteError`` for a fault of the disk; ``exc`` itself for anything else."""
+        code = _SQLITE_FAULTS.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
+        if code is None:
+            return exc
+        self._write_failure = disk_fault(code)
+        return StoreWriteError(
+            f"The write could not be made durable: {self._write_failure}; nothing of it was kept."
+        )
 
     async def ping(self) -> None:
         """Raise ``StoreUnavailableError`` while writes cannot be made durable (the last one
@@ -188,8 +259,9 @@ class SqliteStore(Reads):
         if self._watching is not None:
             self._watching.cancel()
             await asyncio.gather(self._watching, return_exceptions=True)
-        async with self._write_lock:
+        async with self._write_lock:  # a commit in flight holds it until it is done
             await self._db.aclose()
+            await self._point.aclose()
             await self._writer.aclose()
         self._lock.release()
 
@@ -206,11 +278,33 @@ def _create_schema(db: sqlite3.Connection) -> None:
         )
 
 
+@dataclass(slots=True)
+class _Group:
+    """The transactions of one SQLite transaction, and the future of its commit."""
+
+    durable: asyncio.Future[None]
+    members: int = 0
+    lost: BaseException | None = None  # set when SQLite rolled the whole group back
+
+
+def _undo_savepoint(db: sqlite3.Connection) -> bool:
+    """Roll back to the transaction's savepoint; False when SQLite had already rolled back
+    the whole group (it does after some I/O errors)."""
+    if not db.in_transaction:
+        return False
+    try:
+        db.execute("ROLLBACK TO tx")
+        db.execute("RELEASE tx")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
 def _begin(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
 
 
-def _commit(db: sqlite3.Connection) -> None:
+def _commit_sql(db: sqlite3.Connection) -> None:
     db.execute("COMMIT")
 
 
