@@ -123,19 +123,19 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.migrate import migrate_to_neo4j
+    from gateway.stores.embedded import capture_embedded, open_embedded_store
     from gateway.stores.file.log import StoreLockedError
     from gateway.stores.file.memory import FileMemoryStore
-    from gateway.stores.file.store import FileStore
     from gateway.stores.neo4j import Neo4jStore
     from gateway.stores.neo4j.memory import Neo4jMemoryStore
     from resolvers.errors import StoreUnavailableError
 
     try:
-        source = await FileStore.open(settings.data_dir / "graph")
+        source = await open_embedded_store(settings.data_dir / "graph", engine=settings.file_engine)
     except StoreLockedError as exc:
         print(f"science-memory: {exc} (stop the gateway before migrating)", file=sys.stderr)
         return 1
-    captured = source.capture()
+    captured = await capture_embedded(source)
     await source.aclose()
     try:
         target = await Neo4jStore.open(

@@ -74,14 +74,14 @@ async def _load(
 ) -> SessionRecords:
     if backend is Backend.NEO4J:
         return await _load_neo4j(settings, session_id)
+    from gateway.stores.embedded import open_embedded_store
     from gateway.stores.file.log import StoreLockedError
-    from gateway.stores.file.store import FileStore
 
     directory = settings.data_dir / "graph"
     if not directory.is_dir():
         raise ExportError(f"no file store in {directory} (set SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR)")
     try:
-        store = await FileStore.open(directory)
+        store = await open_embedded_store(directory, engine=settings.file_engine)
     except StoreLockedError as exc:
         graphql = GRAPHQL_HINT % (json.dumps(session_id), export_format.name)
         raise ExportError(

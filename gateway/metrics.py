@@ -38,6 +38,7 @@ from starlette.responses import JSONResponse, Response
 
 from gateway.publishing import unwrap
 from gateway.stores.file.store import FileStore
+from gateway.stores.sqlite.store import SqliteStore
 from resolvers.errors import DomainError
 
 if TYPE_CHECKING:
@@ -159,7 +160,7 @@ class Metrics:
         self.store_up.labels(backend).set(1)
         self.store_nodes.labels(backend).set(nodes)
         inner = unwrap(store)
-        if isinstance(inner, FileStore):
+        if isinstance(inner, FileStore | SqliteStore):
             self.log_bytes.set(inner.size_bytes)
 
     def render(self) -> bytes:

@@ -29,10 +29,10 @@ from gateway.publishing import PublishingStore
 from gateway.redaction import redact, register_secrets, server_paths
 from gateway.replay import apply_batch
 from gateway.saved_state import STATE_FILE, SavedState, StateFileError, read_state, write_state
+from gateway.stores.embedded import open_embedded_store
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
 from gateway.stores.file.memory import FileMemoryStore, MemoryFileError
-from gateway.stores.file.store import FileStore
 from resolvers.errors import MemoryGraphDisabledError, StoreUnavailableError
 from resolvers.memory import MemoryStore, compact_memory
 from resolvers.observe import APPLY, WriteResult
@@ -184,8 +184,10 @@ class Runtime:
 
     async def _open_selected(self) -> None:
         if self.state.backend is Backend.FILE and Backend.FILE not in self._stores:
-            store = await FileStore.open(
-                self.settings.data_dir / "graph", fsync=self.settings.fsync
+            store = await open_embedded_store(
+                self.settings.data_dir / "graph",
+                engine=self.settings.file_engine,
+                fsync=self.settings.fsync,
             )
             self._stores[Backend.FILE] = PublishingStore(store, self.events)
         if self.state.backend is Backend.NEO4J:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
+from gateway.stores.file.codec import Captured
 from gateway.stores.sqlite.schema import (
     EDGE_COLUMNS,
     NODE_COLUMNS,
@@ -376,6 +377,24 @@ def _search_tokens(
     ordered = sorted(nodes, key=lambda nid: (*best[nid], nodes[nid].id))
     items = [nodes[nid] for nid in ordered[offset:wanted]]
     return Page(items, total, offset + len(items) < total)
+
+
+def capture(db: sqlite3.Connection) -> Captured:
+    """Every record, in one read transaction (a consistent copy)."""
+    db.execute("BEGIN")
+    try:
+        nodes = [node_of(row) for row in db.execute(f"{_NODE} ORDER BY rid")]
+        edges = [edge_of(row) for row in db.execute(f"SELECT {EDGE_COLUMNS} FROM edges")]
+        seq = dict(db.execute("SELECT session, value FROM seqs"))
+        parked = [
+            (row[0], edge_of(row[1:]))
+            for row in db.execute(
+                "SELECT waiting_for, type, source, target, props FROM parked ORDER BY rid"
+            )
+        ]
+    finally:
+        db.execute("COMMIT")
+    return Captured(nodes, edges, seq, parked)
 
 
 def count_nodes(db: sqlite3.Connection) -> int:

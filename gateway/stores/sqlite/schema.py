@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION: Final = 1
 
-SCHEMA: Final = """
+TABLES: Final = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS nodes (
     rid INTEGER PRIMARY KEY,
@@ -46,6 +46,35 @@ CREATE TABLE IF NOT EXISTS nodes (
     chain TEXT,
     chain_at TEXT
 );
+CREATE TABLE IF NOT EXISTS edges (
+    rid INTEGER PRIMARY KEY,
+    type TEXT NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    props TEXT NOT NULL,
+    session TEXT
+);
+CREATE TABLE IF NOT EXISTS terms (
+    token TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    newer INTEGER NOT NULL,
+    nid INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    label TEXT NOT NULL,
+    PRIMARY KEY (token, rank, newer, nid)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS seqs (session TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS parked (
+    rid INTEGER PRIMARY KEY,
+    waiting_for TEXT NOT NULL,
+    type TEXT NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    props TEXT NOT NULL
+);
+"""
+# Created after the tables are filled when a directory is migrated (a sorted build).
+INDEXES: Final = """
 CREATE INDEX IF NOT EXISTS nodes_key ON nodes (key);
 CREATE INDEX IF NOT EXISTS nodes_session ON nodes (session, live);
 CREATE INDEX IF NOT EXISTS nodes_label ON nodes (label) WHERE live;
@@ -56,39 +85,14 @@ CREATE INDEX IF NOT EXISTS nodes_chain
     ON nodes (session, chain, chain_at, seq, id) WHERE chain IS NOT NULL;
 CREATE INDEX IF NOT EXISTS nodes_chain_label
     ON nodes (session, chain, label, chain_at, seq, id) WHERE chain IS NOT NULL;
-CREATE TABLE IF NOT EXISTS edges (
-    rid INTEGER PRIMARY KEY,
-    type TEXT NOT NULL,
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    props TEXT NOT NULL,
-    session TEXT
-);
 CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (source, type, target);
 CREATE INDEX IF NOT EXISTS edges_in ON edges (target, type);
 CREATE INDEX IF NOT EXISTS edges_type ON edges (type);
 CREATE INDEX IF NOT EXISTS edges_session ON edges (session, type) WHERE session IS NOT NULL;
-CREATE TABLE IF NOT EXISTS terms (
-    token TEXT NOT NULL,
-    rank INTEGER NOT NULL,
-    newer INTEGER NOT NULL,
-    nid INTEGER NOT NULL,
-    session TEXT NOT NULL,
-    label TEXT NOT NULL,
-    PRIMARY KEY (token, rank, newer, nid)
-) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS terms_session ON terms (session, token);
-CREATE TABLE IF NOT EXISTS seqs (session TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS parked (
-    rid INTEGER PRIMARY KEY,
-    waiting_for TEXT NOT NULL,
-    type TEXT NOT NULL,
-    source TEXT NOT NULL,
-    target TEXT NOT NULL,
-    props TEXT NOT NULL
-);
 CREATE UNIQUE INDEX IF NOT EXISTS parked_edge ON parked (waiting_for, type, source, target);
 """
+SCHEMA: Final = TABLES + INDEXES
 
 NODE_COLUMNS: Final = "nodes.rid, nodes.id, label, key, nodes.session, created, props, seq"
 EDGE_COLUMNS: Final = "edges.type, edges.source, edges.target, edges.props"

@@ -30,7 +30,7 @@ import os
 import sqlite3
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway.stores.file.faults import FULL_BELOW_BYTES, disk_fault
 from gateway.stores.file.lock import DirectoryLock
@@ -44,12 +44,13 @@ from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Backend
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
     from pathlib import Path
 
     from resolvers.store import GraphTransaction
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
 READER_CACHE_KIB = 32 * 1024
@@ -240,6 +241,10 @@ class SqliteStore(Reads):
                 log("data directory %s: %s", self.directory, problem or "writable again")
             self._directory_problem = problem
             await asyncio.sleep(DIRECTORY_CHECK_SECONDS)
+
+    async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+        """``query(connection)`` on the reader's thread (capture, exports)."""
+        return await self._db.run(query)
 
     async def count_nodes(self) -> int:
         return await self._db.run(queries.count_nodes)
