@@ -57,7 +57,6 @@ def migrate_file_log(directory: Path, *, fsync: bool = True) -> bool:
     if not any(path.stat().st_size for path in log_files(directory)):
         _set_aside(directory)
         return False
-    partial = directory / f"{DATABASE_NAME}.migrating"
     for leftover in directory.glob(f"{DATABASE_NAME}.migrating*"):
         leftover.unlink()
     loaded = load(directory, fsync)
@@ -65,8 +64,20 @@ def migrate_file_log(directory: Path, *, fsync: bool = True) -> bool:
         captured = capture(loaded.graph)
     finally:
         loaded.log.close_now()
+    logger.info("migrating the graph in %s to SQLite", directory)
+    build_database(directory, captured, fsync=fsync, origin="log")
+    _set_aside(directory)
+    logger.info("migrated the graph in %s to SQLite", directory)
+    return True
+
+
+def build_database(directory: Path, captured: Captured, *, fsync: bool, origin: str) -> None:
+    """Write ``captured`` as ``directory``'s database (blocking; there must be none yet): rows
+    first, then the sorted index builds, into a ``.migrating`` file renamed when complete."""
+    database = directory / DATABASE_NAME
+    partial = directory / f"{DATABASE_NAME}.migrating"
     total = captured.record_count()
-    logger.info("migrating the graph in %s to SQLite: %d records", directory, total)
+    logger.info("writing the graph to SQLite: %d records", total)
     db = sqlite3.connect(partial, isolation_level=None)
     try:
         # The file is not the database until it is renamed: no journal, one fsync at the end.
@@ -77,14 +88,14 @@ def migrate_file_log(directory: Path, *, fsync: bool = True) -> bool:
         db.execute("CREATE TEMP TABLE loaded_terms AS SELECT * FROM terms WHERE 0")
         db.execute("BEGIN")
         _load_records(db, captured, total)
-        logger.info("migrating the graph to SQLite: sorting the search index")
+        logger.info("writing the graph to SQLite: sorting the search index")
         db.execute("INSERT INTO terms SELECT * FROM loaded_terms ORDER BY token, rank, newer, nid")
         db.execute("DROP TABLE loaded_terms")
-        logger.info("migrating the graph to SQLite: building the indexes")
+        logger.info("writing the graph to SQLite: building the indexes")
         for statement in INDEXES.split(";"):  # not executescript: it would commit first
             db.execute(statement)
         db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-        db.execute("INSERT INTO meta VALUES ('migrated_from', 'log')")
+        db.execute("INSERT INTO meta VALUES ('migrated_from', ?)", (origin,))
         db.execute("COMMIT")
         db.execute("PRAGMA journal_mode = WAL")
     finally:
@@ -95,9 +106,6 @@ def migrate_file_log(directory: Path, *, fsync: bool = True) -> bool:
         (directory / f"{DATABASE_NAME}.migrating{suffix}").unlink(missing_ok=True)
     os.replace(partial, database)
     _fsync_directory(directory, fsync)
-    _set_aside(directory)
-    logger.info("migrated the graph in %s to SQLite (%d records)", directory, total)
-    return True
 
 
 def _load_records(db: sqlite3.Connection, captured: Captured, total: int) -> None:
@@ -116,7 +124,7 @@ def _load_records(db: sqlite3.Connection, captured: Captured, total: int) -> Non
         )
         sessions.update((node.id, node.session_id) for node in batch)
         done += len(batch)
-        logger.info("migrating the graph to SQLite: %d of %d records", done, total)
+        logger.info("writing the graph to SQLite: %d of %d records", done, total)
     for start in range(0, len(captured.edges), BATCH):
         edges = captured.edges[start : start + BATCH]
         db.executemany(
@@ -135,7 +143,7 @@ def _load_records(db: sqlite3.Connection, captured: Captured, total: int) -> Non
             ),
         )
         done += len(edges)
-        logger.info("migrating the graph to SQLite: %d of %d records", done, total)
+        logger.info("writing the graph to SQLite: %d of %d records", done, total)
     db.executemany("INSERT INTO seqs VALUES (?, ?)", captured.seq.items())
     db.executemany(
         "INSERT OR IGNORE INTO parked (waiting_for, type, source, target, props)"
