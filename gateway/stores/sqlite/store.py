@@ -54,7 +54,10 @@ T = TypeVar("T")
 
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
 READER_CACHE_KIB = 32 * 1024
-WRITER_CACHE_KIB = 32 * 1024
+WRITER_CACHE_KIB = 128 * 1024
+# Pages the WAL grows by before a checkpoint copies them into the database: a search-index
+# page that several commits change in between is copied once, not once per checkpoint.
+WAL_CHECKPOINT_PAGES = 16_384
 DIRECTORY_CHECK_SECONDS = 1.0
 # Transactions committed by one fsync at most: a steady stream of writers still gets commits.
 MAX_GROUP = 64
@@ -106,6 +109,7 @@ class SqliteStore(Reads):
                     "journal_mode": "WAL",
                     "synchronous": synchronous,
                     "cache_size": -WRITER_CACHE_KIB,
+                    "wal_autocheckpoint": WAL_CHECKPOINT_PAGES,
                 },
             )
             await writer.start()
