@@ -1,7 +1,8 @@
 """Shared fixtures: one ``store`` per backend, a runtime over it, and a GraphQL client.
 
 Behaviour tests ask only for ``store`` (or ``gql``, which is built on it), so every behaviour
-runs on every backend. The Neo4j backend needs ``GATEWAY_TEST_NEO4J_URI`` (set by
+runs on every backend: ``file`` (the log engine), ``sqlite`` (the file backend's SQLite engine)
+and ``neo4j``. The Neo4j backend needs ``GATEWAY_TEST_NEO4J_URI`` (set by
 ``tools/test.sh``); without it its cases skip with a reason, and FAIL when
 ``GATEWAY_REQUIRE_NEO4J=1`` (CI).
 """
