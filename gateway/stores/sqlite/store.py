@@ -88,6 +88,7 @@ class SqliteStore(Reads):
         self._queued = 0  # transactions waiting for the write lock
         self._group: _Group | None = None  # the open SQLite transaction's members
         self._committing: asyncio.Future[None] | None = None
+        self._adopting: asyncio.Future[None] | None = None
         self._closed = False
         self._write_failure: str | None = None
         self._directory_problem: str | None = None
@@ -144,6 +145,11 @@ class SqliteStore(Reads):
         self._queued += 1
         try:
             await self._write_lock.acquire()
+        except asyncio.CancelledError:
+            if self._group is not None:
+                # An open group may have been handed to this waiter: let a task take it over.
+                self._adopting = asyncio.ensure_future(self._adopt_group())
+            raise
         finally:
             self._queued -= 1
         try:
@@ -167,6 +173,14 @@ class SqliteStore(Reads):
         finally:
             self._hand_over(group)
         await asyncio.shield(group.durable)
+
+    async def _adopt_group(self) -> None:
+        """Commit (or hand over) a group whose next member gave up while waiting for it."""
+        await self._write_lock.acquire()
+        if self._group is None:
+            self._write_lock.release()
+            return
+        self._hand_over(self._group)
 
     def _open_group(self) -> _Group:
         if self._group is None:

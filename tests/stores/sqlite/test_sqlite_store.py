@@ -319,6 +319,36 @@ async def test_concurrent_writers_share_commits(
     assert 1 <= commits < 32
 
 
+async def test_a_waiter_that_gives_up_does_not_strand_the_open_group(
+    store: SqliteStore,
+) -> None:
+    await goal(store)
+    go = asyncio.Event()
+
+    async def first() -> None:
+        async with store.transaction(S1) as tx:
+            await go.wait()
+            await tx.put_node(NodeRecord("Code:first", Label.CODE, "first", S1, T0))
+
+    async def second() -> None:
+        async with store.transaction(S1) as tx:
+            await tx.put_node(NodeRecord("Code:second", Label.CODE, "second", S1, T0))
+
+    writing = asyncio.ensure_future(first())
+    await asyncio.sleep(0)
+    waiting = asyncio.ensure_future(second())
+    await asyncio.sleep(0)
+    go.set()
+    await asyncio.sleep(0)  # the first hands the open group over to the second…
+    waiting.cancel()  # …which gives up before it runs
+
+    await asyncio.wait_for(writing, timeout=5)
+    stored = await store.get_nodes(["Code:first", "Code:second"])
+
+    assert waiting.cancelled()
+    assert [node is not None for node in stored] == [True, False]
+
+
 async def test_a_refused_commit_fails_every_member_and_keeps_nothing(
     store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
