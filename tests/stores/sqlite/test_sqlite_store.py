@@ -184,16 +184,15 @@ async def test_everything_written_survives_a_restart(tmp_path: Path) -> None:
     assert nodes[call_id("e30")].seq == 3  # the seq counter was kept, not restarted
 
 
-async def test_acknowledged_writes_are_on_disk_without_a_close(
-    store: SqliteStore, tmp_path: Path
-) -> None:
+async def test_acknowledged_writes_are_on_disk_without_a_close(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path / "graph")
     await executions(store, 10, 20, 30)
     expected = await contents(store)
 
-    copy = tmp_path.parent / "copy"
-    shutil.copytree(tmp_path, copy)
-    (copy / "LOCK").unlink()
-    found = await reopened_contents(copy)
+    shutil.copytree(tmp_path / "graph", tmp_path / "copy")
+    await store.aclose()
+    (tmp_path / "copy" / "LOCK").unlink()
+    found = await reopened_contents(tmp_path / "copy")
 
     assert found == expected
     assert call_id("e30") in found[0]
@@ -222,12 +221,12 @@ async def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
 
 
 async def test_a_torn_wal_tail_loses_only_the_unfinished_commit(tmp_path: Path) -> None:
-    store = await SqliteStore.open(tmp_path)
+    store = await SqliteStore.open(tmp_path / "graph")
     await executions(store, 10)
     kept = await contents(store)
-    copy = tmp_path.parent / "torn"
+    copy = tmp_path / "torn"
     await executions(store, 20)
-    shutil.copytree(tmp_path, copy)  # the WAL holds both commits, not yet checkpointed
+    shutil.copytree(tmp_path / "graph", copy)  # the WAL holds both commits, not checkpointed
     await store.aclose()
     (copy / "LOCK").unlink()
     wal = copy / f"{DATABASE_NAME}-wal"
