@@ -11,14 +11,16 @@ Guarantees, and how:
 * torn tails: SQLite's WAL recovery drops a frame set that was not completely written;
 * one writer across processes: the directory's ``LOCK`` (``gateway.stores.file.lock``, the same
   lock the log engine takes) is held for as long as the store is open; inside the process one
-  asyncio lock serialises transactions, each ``BEGIN IMMEDIATE`` … ``COMMIT`` on the writer's
-  thread;
+  asyncio lock serialises transactions, each a savepoint of the writer connection's
+  ``BEGIN IMMEDIATE`` … ``COMMIT``, several sharing one commit (``transaction``);
 * disk faults: a statement or commit the disk refuses answers ``StoreWriteError`` and the
   transaction is rolled back whole; ``ping`` reports the directory's state as the log engine's
   does (``gateway.stores.file.faults``).
 
-Reads outside a transaction run on a second connection and thread: they see only committed
-writes and never wait for a commit's fsync.
+Reads outside a transaction run on two reader connections (point reads on the event loop, reads
+of many rows on a thread: ``gateway.stores.sqlite.connection``): they see only committed writes
+and never wait for a commit's fsync. The statements of a transaction run on the event loop too;
+its commit (the fsync) on the writer's thread.
 """
 
 from __future__ import annotations
@@ -202,6 +204,13 @@ class SqliteStore(Reads):
 
     async def _commit(self, group: _Group) -> None:
         try:
+            await self._settle(group)
+        finally:
+            self._write_lock.release()
+
+    async def _settle(self, group: _Group) -> None:
+        """Commit ``group`` (the write lock held) and tell its members how it went."""
+        try:
             if group.lost is not None:
                 raise StoreWriteError(
                     "The write could not be made durable: the disk refused it; nothing of it "
@@ -223,8 +232,6 @@ class SqliteStore(Reads):
         else:
             self._write_failure = None
             group.durable.set_result(None)
-        finally:
-            self._write_lock.release()
 
     def _write_error(self, exc: sqlite3.Error) -> Exception:
         """``StoreWriteError`` for a fault of the disk; ``exc`` itself for anything else."""
@@ -283,6 +290,9 @@ class SqliteStore(Reads):
             self._watching.cancel()
             await asyncio.gather(self._watching, return_exceptions=True)
         async with self._write_lock:  # a commit in flight holds it until it is done
+            group, self._group = self._group, None
+            if group is not None:  # handed to this close by a member that gave up waiting
+                await self._settle(group)
             await self._db.aclose()
             await self._point.aclose()
             await self._writer.aclose()
