@@ -51,6 +51,17 @@ def _parser() -> argparse.ArgumentParser:
     migrate.add_argument("--uri", help="Bolt URI (default from the environment)")
     migrate.add_argument("--user", help="Neo4j user (default from the environment)")
     migrate.set_defaults(handler=migrate_command)
+    export_graph = commands.add_parser(
+        "export-graph", help="write the whole embedded graph as JSON lines (one record a line)"
+    )
+    export_graph.add_argument("--output", type=Path, required=True, help="file to write")
+    export_graph.set_defaults(handler=export_graph_command)
+    import_graph = commands.add_parser(
+        "import-graph",
+        help="build the SQLite engine's graph of an empty data directory from export-graph lines",
+    )
+    import_graph.add_argument("source", type=Path, help="a file written by export-graph")
+    import_graph.set_defaults(handler=import_graph_command)
     cli_memory.register(commands)
     cli_export.register(commands)
     cli_mcp.register(commands)
@@ -113,6 +124,40 @@ def export_schema_command(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+def export_graph_command(args: argparse.Namespace, settings: Settings) -> int:
+    return asyncio.run(_export_graph(args.output, settings))
+
+
+async def _export_graph(output: Path, settings: Settings) -> int:
+    from gateway.stores.embedded import EngineMismatchError, export_graph, open_embedded_store
+    from gateway.stores.file.lock import StoreLockedError
+
+    try:
+        store = await open_embedded_store(settings.data_dir / "graph", engine=settings.file_engine)
+    except (StoreLockedError, EngineMismatchError) as exc:
+        print(f"science-memory: {exc}", file=sys.stderr)
+        return 1
+    try:
+        count = await export_graph(store, output)
+    finally:
+        await store.aclose()
+    print(f"wrote {output} ({count} records)")
+    return 0
+
+
+def import_graph_command(args: argparse.Namespace, settings: Settings) -> int:
+    from gateway.stores.embedded import import_graph
+    from gateway.stores.file.lock import StoreLockedError
+
+    try:
+        count = asyncio.run(import_graph(settings.data_dir / "graph", args.source))
+    except (OSError, ValueError, StoreLockedError) as exc:
+        print(f"science-memory: {exc}", file=sys.stderr)
+        return 1
+    print(f"imported {count} records into {settings.data_dir / 'graph'} (SQLite engine)")
+    return 0
+
+
 def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
     if not settings.neo4j_password:
         print(
@@ -125,20 +170,20 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.stores import Neo4jAddress, graph_directory, open_graph_store
+    from gateway.stores.embedded import capture_embedded, open_embedded_store
     from gateway.stores.file.log import StoreLockedError
     from gateway.stores.file.memory import FileMemoryStore
-    from gateway.stores.file.store import FileStore
     from gateway.stores.migrate import migrate_to_neo4j
     from gateway.stores.neo4j.memory import Neo4jMemoryStore
     from resolvers.errors import StoreUnavailableError
     from resolvers.records import Backend
 
     try:
-        source = await FileStore.open(graph_directory(settings))
+        source = await open_embedded_store(graph_directory(settings), engine=settings.file_engine)
     except StoreLockedError as exc:
         print(f"science-memory: {exc} (stop the gateway before migrating)", file=sys.stderr)
         return 1
-    captured = source.capture()
+    captured = await capture_embedded(source)
     await source.aclose()
     try:
         address = Neo4jAddress(

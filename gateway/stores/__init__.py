@@ -1,8 +1,9 @@
 """Storage backends behind the port of ``resolvers.store``, and the one way to open them.
 
-``open_graph_store(settings, backend)`` opens the embedded file store in
-``<dataDir>/graph`` or connects to Neo4j; the server's runtime, the command line and the tools
-all open stores through it, so a backend's options are read in one place. A backend's optional
+``open_graph_store(settings, backend)`` opens the embedded store in ``<dataDir>/graph`` with the
+engine the settings name (``gateway.stores.embedded``: the log or SQLite) or connects to Neo4j;
+the server's runtime, the command line and the tools all open stores through it, so a backend's
+options are read in one place. A backend's optional
 capabilities are the protocols of ``resolvers.store`` (``WalkReader``, ``RankedSearch``,
 ``SizedStore``), checked with ``isinstance`` where they are used.
 """
@@ -20,6 +21,7 @@ if TYPE_CHECKING:
     from gateway.settings import Settings
     from gateway.stores.file.store import FileStore
     from gateway.stores.neo4j import Neo4jStore
+    from gateway.stores.sqlite.store import SqliteStore
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +43,9 @@ def graph_directory(settings: Settings) -> Path:
 
 
 @overload
-async def open_graph_store(settings: Settings, backend: Literal[Backend.FILE]) -> FileStore: ...
+async def open_graph_store(
+    settings: Settings, backend: Literal[Backend.FILE]
+) -> FileStore | SqliteStore: ...
 
 
 @overload
@@ -52,16 +56,18 @@ async def open_graph_store(
 
 async def open_graph_store(
     settings: Settings, backend: Backend, *, neo4j: Neo4jAddress | None = None
-) -> FileStore | Neo4jStore:
+) -> FileStore | SqliteStore | Neo4jStore:
     """Open ``backend`` as ``settings`` configure it (``neo4j`` overrides the configured server).
 
     Raises what the backend raises: ``StoreLockedError`` when another process writes the file
     store, ``StoreUnavailableError`` when Neo4j does not answer or refuses the credentials.
     The driver is imported only when Neo4j is opened."""
     if backend is Backend.FILE:
-        from gateway.stores.file.store import FileStore
+        from gateway.stores.embedded import open_embedded_store
 
-        return await FileStore.open(graph_directory(settings), fsync=settings.fsync)
+        return await open_embedded_store(
+            graph_directory(settings), engine=settings.file_engine, fsync=settings.fsync
+        )
     from gateway.stores.neo4j import Neo4jStore
 
     address = neo4j or Neo4jAddress.of(settings)
