@@ -317,7 +317,19 @@ class Runtime:
                     exc.detail or exc.message, paths=server_paths(self.settings.data_dir)
                 )
             return self._report("DEGRADED", reachable=False, reason=reason)
+        pending = self.outbox.pending if self.outbox is not None else 0
+        if pending:
+            # Accepted writes the active backend does not hold yet: reads are behind them.
+            return self._report("DEGRADED", reachable=True, reason=self._pending_reason(pending))
         return self._report("HEALTHY", reachable=True)
+
+    def _pending_reason(self, pending: int) -> str:
+        if self.state.backend is Backend.NEO4J:
+            return f"{pending} observe events journalled while Neo4j was away are being replayed."
+        return (
+            f"{pending} observe events are journalled for Neo4j and wait until it is selected "
+            "again; the file store does not hold them."
+        )
 
     def _report(self, status: str, *, reachable: bool, reason: str | None = None) -> HealthReport:
         return HealthReport(

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import stat
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 from gateway.runtime import STATE_FILE, Runtime
+from resolvers.errors import StoreUnavailableError
+from resolvers.events import ExecutionObserved
 from resolvers.records import Backend
 
 if TYPE_CHECKING:
@@ -95,3 +99,29 @@ async def test_an_unreachable_neo4j_is_degraded_without_naming_its_address(
     assert report.reason is not None
     assert "127.0.0.1" not in report.reason
     assert PASSWORD not in text
+
+
+def _execution() -> ExecutionObserved:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return ExecutionObserved(
+        "s1", "e1", "t1", "run_python", "h1", "succeeded", started_at=at, finished_at=at
+    )
+
+
+async def test_writes_journalled_for_neo4j_keep_the_file_backend_degraded(
+    settings: Settings,
+) -> None:
+    runtime = await Runtime.start(settings)
+    await runtime.configure(
+        backend=Backend.NEO4J, neo4j_uri="bolt://127.0.0.1:9", neo4j_password="p"
+    )
+    with contextlib.suppress(StoreUnavailableError):
+        await runtime.record(_execution())
+
+    report = await runtime.configure(backend=Backend.FILE)
+    await close(runtime)
+
+    assert (report.status, report.reachable, report.pending_writes) == ("DEGRADED", True, 1)
+    assert report.reason is not None
+    assert "journalled" in report.reason
+    assert "127.0.0.1" not in report.reason
