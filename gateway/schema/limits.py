@@ -3,10 +3,12 @@ fragment nesting and expansion, operation selection and cost.
 
 Strawberry's limiters do the counting; the errors they report are marked with
 ``extensions.code = "QUERY_LIMIT_EXCEEDED"`` so a client can tell a refused document from a
-mistyped one. Strawberry's depth and alias limiters follow fragment spreads by recursion, so
-a chain of spreads deeper than ``MAX_FRAGMENT_NESTING``, fragments that expand to more than
-``MAX_FRAGMENT_SPREADS`` spreads (each level spreading the next twice), or a cycle (which
-validation reports) are refused before those limiters run. A document of several operations
+mistyped one. Strawberry's depth and alias limiters follow fragment spreads by recursion, and
+graphql-core's own rules (overlapping fields above all) grow with the fragments' expansion, so
+a chain of spreads deeper than ``MAX_FRAGMENT_NESTING`` or fragments that expand to more than
+``MAX_FRAGMENT_SPREADS`` spreads (each level spreading the next twice) are refused right after
+parsing, before any validation rule runs; the check is one pass over the spreads. A cycle is
+left to validation (which reports it), and the limiters skip it. A document of several operations
 needs ``operationName`` (GraphQL over HTTP). The cost limit and the reader pool are
 ``gateway.schema.cost``; the time budget is enforced while a query runs
 (``DomainErrorsExtension``, ``gateway.schema.pacing``) and the body size before anything is
@@ -179,11 +181,13 @@ class CachedParse(SchemaExtension):
     def on_parse(self) -> Iterator[None]:
         context = self.execution_context
         try:
-            document = _parse(context.query or "", self._max_tokens)
+            document, problem = _parse(context.query or "", self._max_tokens)
         except GraphQLSyntaxError as error:
             if error.message.endswith("Parsing aborted."):
                 raise limit_error(error) from error
             raise
+        if problem is not None:
+            raise limit_error(GraphQLError(problem))
         operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
         if context.operation_name is None and len(operations) > 1:
             # graphql-core would say so too, but strawberry picks the first operation first.
@@ -193,8 +197,10 @@ class CachedParse(SchemaExtension):
 
 
 @lru_cache(maxsize=PARSER_CACHE_SIZE)
-def _parse(query: str, max_tokens: int) -> DocumentNode:
-    return parse(query, max_tokens=max_tokens)
+def _parse(query: str, max_tokens: int) -> tuple[DocumentNode, str | None]:
+    """The document and, when its fragments nest or expand too far, why it is refused."""
+    document = parse(query, max_tokens=max_tokens)
+    return document, _fragment_problem(fragment_shape(document))
 
 
 def limit_extensions(limits: Limits) -> list[Callable[[], Any]]:

@@ -10,6 +10,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+import strawberry.schema.schema
+
 from gateway.schema import build_schema
 from gateway.schema import pacing as schema_pacing
 from gateway.schema.limits import MAX_FRAGMENT_NESTING, Limits
@@ -254,3 +256,34 @@ async def test_fragments_that_double_at_every_level_are_refused_at_once(runtime:
     result = await asyncio.wait_for(gql.raw(document), 10)
 
     assert codes(result) == [LIMIT]
+
+
+def layered_fragments(width: int, levels: int) -> str:
+    """``levels`` levels of ``width`` small fragments, each spreading every fragment of the next."""
+    definitions = []
+    for level in range(levels):
+        body = " ".join(f"...F{level + 1}_{j}" for j in range(width))
+        if level == levels - 1:
+            body = "health { status }"
+        definitions += [f"fragment F{level}_{i} on Query {{ {body} }}" for i in range(width)]
+    top = " ".join(f"...F0_{j}" for j in range(width))
+    return f"{{ {top} }} " + " ".join(definitions)
+
+
+async def test_many_small_fragments_spread_many_times_are_refused_before_validation(
+    gql: GraphQLClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    validated: list[object] = []
+    validate_document = strawberry.schema.schema.validate_document
+
+    def recording(*args: Any) -> Any:
+        validated.append(args[1])
+        return validate_document(*args)
+
+    monkeypatch.setattr(strawberry.schema.schema, "validate_document", recording)
+    nested, wide = layered_fragments(3, 100), layered_fragments(10, 4)
+
+    results = [await gql.raw(nested), await gql.raw(wide)]
+
+    assert [codes(result) for result in results] == [[LIMIT], [LIMIT]]
+    assert validated == []  # no validation rule ever walked the expansion
