@@ -29,11 +29,12 @@ from gateway.publishing import PublishingStore
 from gateway.redaction import redact, register_secrets, server_paths
 from gateway.replay import apply_batch
 from gateway.saved_state import STATE_FILE, SavedState, StateFileError, read_state, write_state
+from gateway.stores.file.faults import disk_fault
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
 from gateway.stores.file.memory import FileMemoryStore, MemoryFileError
 from gateway.stores.file.store import FileStore
-from resolvers.errors import MemoryGraphDisabledError, StoreUnavailableError
+from resolvers.errors import MemoryGraphDisabledError, StoreUnavailableError, StoreWriteError
 from resolvers.memory import MemoryStore, compact_memory
 from resolvers.observe import APPLY, WriteResult
 from resolvers.records import Backend, utc_now
@@ -282,11 +283,18 @@ class Runtime:
         register_secrets(neo4j_password)  # from now on no log line shows it
         async with self._lock:
             reconnect = any(value is not None for value in connection.values())
+            saved = {
+                **self._saved,
+                **{name: getattr(value, "value", value) for name, value in changes.items()},
+            }
+            try:
+                await asyncio.to_thread(write_state, self.settings.data_dir, saved)
+            except OSError as exc:
+                # Not saved, not applied: a setting must survive a restart or not change at all.
+                fault = disk_fault(exc.errno)
+                raise StoreWriteError(f"The settings could not be saved: {fault}.") from exc
+            self._saved = saved
             self.state = replace(self.state, **changes)
-            self._saved.update(
-                {name: getattr(value, "value", value) for name, value in changes.items()}
-            )
-            await asyncio.to_thread(write_state, self.settings.data_dir, dict(self._saved))
             if reconnect or self.state.backend is not Backend.NEO4J:
                 await self._close_neo4j()
             await self._open_selected()
