@@ -331,8 +331,13 @@ async def record_artifact(
 
 
 async def _link_versions(writer: Writer, node: NodeRecord) -> None:
-    """``supersedes`` runs from each version to the nearest older stored one."""
-    versions = await writer.tx.artifact_versions(str(node.get("artifact_id")))
+    """``supersedes`` runs from each version to the nearest older stored one of its session.
+
+    Lineage stays inside the session (SPEC §3.8): another session's versions of the same
+    artifact id are its own nodes, and linking them would change that session's graph."""
+    versions = await writer.tx.artifact_versions(
+        str(node.get("artifact_id")), session_id=node.session_id
+    )
     numbers = [int(v.get("version")) for v in versions]
     index = numbers.index(int(node.get("version")))
     older = versions[index - 1] if index > 0 else None

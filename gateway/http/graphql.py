@@ -6,7 +6,8 @@ validate, a variable does not coerce, a limit refuses it) answers 400 without a 
 anything that executed answers 200, field errors included. A client that asks only for
 ``application/json`` (or sends no ``Accept``, or ``*/*``) gets the legacy answer: 200 with
 ``data: null`` for a request error, as before. A mutation sent with GET answers 405 with
-``Allow: POST``.
+``Allow: POST``. An ``operationName`` the document does not define, or no document at all, is a
+request error like any other (strawberry raises them as plain-text HTTP errors).
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from cross_web import HTTPException
+from graphql import GraphQLError
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from strawberry.asgi import GraphQL
-from strawberry.schema.exceptions import InvalidOperationTypeError
+from strawberry.exceptions import MissingQueryError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.execution import PreExecutionError
 
 from gateway.schema.context import GraphContext
@@ -79,6 +82,8 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
             # Only GET has a method to blame; a subscription over POST stays a 400 request error.
             if request.method == "GET" and isinstance(exc.__cause__, InvalidOperationTypeError):
                 raise MethodNotAllowed(exc.reason) from exc.__cause__
+            if isinstance(exc.__cause__, CannotGetOperationTypeError | MissingQueryError):
+                return PreExecutionError(data=None, errors=[GraphQLError(exc.reason)])
             raise
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:

@@ -37,6 +37,7 @@ from gateway.runtime.saved_state import (
 )
 from gateway.settings import NEO4J_SCHEMES, is_bolt_uri
 from gateway.stores import Neo4jAddress, open_graph_store
+from gateway.stores.file.faults import disk_fault
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
 from gateway.stores.file.memory import FileMemoryStore, MemoryFileError
@@ -44,6 +45,7 @@ from resolvers.errors import (
     InvalidInputError,
     MemoryGraphDisabledError,
     StoreUnavailableError,
+    StoreWriteError,
 )
 from resolvers.memory import MemoryStore, compact_memory
 from resolvers.records import Backend, utc_now
@@ -300,11 +302,20 @@ class Runtime:
         register_secrets(neo4j_password)  # from now on no log line shows it
         async with self._lock:
             reconnect = any(value is not None for value in connection.values())
+            saved = {
+                **self._saved,
+                **{name: getattr(value, "value", value) for name, value in changes.items()},
+            }
+            try:
+                await asyncio.to_thread(write_state, self.settings.data_dir, saved)
+            except OSError as exc:
+                # Not saved, not applied: a setting must survive a restart or not change at all.
+                fault = disk_fault(exc.errno)
+                raise StoreWriteError(
+                    f"The settings could not be saved: {fault}.", backend=Backend.FILE.value
+                ) from exc
+            self._saved = saved
             self.state = replace(self.state, **changes)
-            self._saved.update(
-                {name: getattr(value, "value", value) for name, value in changes.items()}
-            )
-            await asyncio.to_thread(write_state, self.settings.data_dir, dict(self._saved))
             if reconnect or self.state.backend is not Backend.NEO4J:
                 await self._close_neo4j()
             await self._open_selected()
@@ -335,7 +346,19 @@ class Runtime:
                     exc.detail or exc.message, paths=server_paths(self.settings.data_dir)
                 )
             return self._report("DEGRADED", reachable=False, reason=reason)
+        pending = self.outbox.pending if self.outbox is not None else 0
+        if pending:
+            # Accepted writes the active backend does not hold yet: reads are behind them.
+            return self._report("DEGRADED", reachable=True, reason=self._pending_reason(pending))
         return self._report("HEALTHY", reachable=True)
+
+    def _pending_reason(self, pending: int) -> str:
+        if self.state.backend is Backend.NEO4J:
+            return f"{pending} observe events journalled while Neo4j was away are being replayed."
+        return (
+            f"{pending} observe events are journalled for Neo4j and wait until it is selected "
+            "again; the file store does not hold them."
+        )
 
     def _report(self, status: str, *, reachable: bool, reason: str | None = None) -> HealthReport:
         return HealthReport(

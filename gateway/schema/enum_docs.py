@@ -99,8 +99,12 @@ MATCH_MODES = {
 }
 
 HEALTH_STATUSES = {
-    "HEALTHY": "The backend answers; reads and writes work.",
-    "DEGRADED": "Neo4j is selected but unreachable: reads fail, observes are queued.",
+    "HEALTHY": "The backend answers and holds every accepted write; reads and writes work.",
+    "DEGRADED": (
+        "Something is wrong and `reason` says what: Neo4j is selected but unreachable (reads "
+        "fail, observes are queued), the file store cannot write, or accepted observes wait "
+        "in the outbox (`pendingWrites`) and reads do not show them yet."
+    ),
     "NEEDS_PASSWORD": "Neo4j is selected but has no password configured.",
     "DISABLED": "The toggle is off: nothing is recorded, every root field says so.",
 }
