@@ -255,9 +255,10 @@ async def test_traces_of_generated_sessions_walk_as_the_primitives_do(
     await neo4j_store.wipe()
     applied = await apply(neo4j_store, ops)
     graph = await dump(neo4j_store, applied.sessions)
-    nodes = [n for n in await neo4j_store.get_nodes(sorted(graph.nodes)) if n and not n.deleted]
-    if not LONG and nodes:  # the primitive walk costs a round trip per primitive
-        nodes = data.draw(st.lists(st.sampled_from(nodes), max_size=GENERATED_NODES, unique=True))
+    ids = sorted(graph.nodes)
+    if not LONG and ids:  # the primitive walk costs a round trip per primitive
+        ids = data.draw(st.lists(st.sampled_from(ids), max_size=GENERATED_NODES, unique=True))
+    nodes = [node for node in await neo4j_store.get_nodes(ids) if node and not node.deleted]
 
     for node in nodes:
         await same_traces(neo4j_store, node)
