@@ -25,7 +25,7 @@ from gateway.live.bus import GraphChange
 from gateway.live.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.records import EdgeRecord
-from resolvers.store import RankedSearch, SizedStore, WalkReader
+from resolvers.store import RankedSearch, SizedStore, TraceReader, WalkReader
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -47,6 +47,9 @@ class PublishingStore(ForwardedReads):
         self.count_nodes = store.count_nodes
         if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
             self.walk_chain = store.walk_chain
+        if isinstance(store, TraceReader):
+            self.upstream_hop = store.upstream_hop
+            self.run_lines = store.run_lines
         if isinstance(store, RankedSearch):
             self.search_ranked = store.search_ranked
         if isinstance(store, SizedStore):
