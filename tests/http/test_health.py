@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from gateway.runtime.state import package_version
-from gateway.stores.file.store import DIRECTORY_CHECK_SECONDS
+from gateway.stores.file.faults import DIRECTORY_CHECK_SECONDS
 from tests.http.conftest import INTERNAL_TOKEN, post
 
 if TYPE_CHECKING:

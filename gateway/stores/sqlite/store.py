@@ -28,13 +28,12 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
-import os
 import sqlite3
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
-from gateway.stores.file.faults import FULL_BELOW_BYTES, disk_fault
+from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.connection import Worker
@@ -60,7 +59,6 @@ WRITER_CACHE_KIB = 128 * 1024
 # Pages the WAL grows by before a checkpoint copies them into the database: a search-index
 # page that several commits change in between is copied once, not once per checkpoint.
 WAL_CHECKPOINT_PAGES = 16_384
-DIRECTORY_CHECK_SECONDS = 1.0
 # Transactions committed by one fsync at most: a steady stream of writers still gets commits.
 MAX_GROUP = 64
 
@@ -93,7 +91,7 @@ class SqliteStore(Reads):
         self._adopting: asyncio.Future[None] | None = None
         self._closed = False
         self._write_failure: str | None = None
-        self._directory_problem: str | None = None
+        self._watch = DirectoryWatch(directory, (directory / DATABASE_NAME).exists)
         self._watching: asyncio.Task[None] | None = None
 
     @classmethod
@@ -131,7 +129,7 @@ class SqliteStore(Reads):
             lock.release()
             raise
         store = cls(directory, lock, writer, *readers)
-        store._watching = asyncio.create_task(store._watch_directory())
+        store._watching = asyncio.create_task(store._watch.run())
         return store
 
     @asynccontextmanager
@@ -248,26 +246,7 @@ class SqliteStore(Reads):
     async def ping(self) -> None:
         """Raise ``StoreUnavailableError`` while writes cannot be made durable (the last one
         failed, or the directory is gone, read-only or on a full disk)."""
-        if self._closed:
-            raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
-        problem = self._directory_problem or self._write_failure
-        if problem is not None:
-            raise StoreUnavailableError(
-                Backend.FILE.value, detail=f"Writes cannot be made durable: {problem}."
-            )
-
-    async def _watch_directory(self) -> None:
-        while True:
-            try:
-                problem = await asyncio.to_thread(_directory_problem, self.directory)
-            except Exception:  # the check must not die: the state would freeze with it
-                logger.exception("checking the data directory failed")
-                problem = None
-            if problem != self._directory_problem:
-                log = logger.warning if problem is not None else logger.info
-                log("data directory %s: %s", self.directory, problem or "writable again")
-            self._directory_problem = problem
-            await asyncio.sleep(DIRECTORY_CHECK_SECONDS)
+        check_durable(closed=self._closed, problem=self._watch.problem or self._write_failure)
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""
@@ -346,22 +325,3 @@ def _commit_sql(db: sqlite3.Connection) -> None:
 def _rollback(db: sqlite3.Connection) -> None:
     if db.in_transaction:
         db.execute("ROLLBACK")
-
-
-def _directory_problem(directory: Path) -> str | None:
-    """Why writes to ``directory`` would not be durable now, or None (a few stats)."""
-    try:
-        stats = os.statvfs(directory)
-    except FileNotFoundError:
-        return disk_fault(errno.ENOENT)
-    except OSError as exc:
-        return disk_fault(exc.errno)
-    if not (directory / DATABASE_NAME).exists():
-        return disk_fault(errno.ENOENT)
-    if stats.f_flag & os.ST_RDONLY:
-        return disk_fault(errno.EROFS)
-    if not os.access(directory, os.W_OK):
-        return disk_fault(errno.EACCES)
-    if stats.f_bavail * stats.f_frsize < FULL_BELOW_BYTES:
-        return disk_fault(errno.ENOSPC)
-    return None
