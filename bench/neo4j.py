@@ -24,10 +24,11 @@ from bench.client import BenchError, Latency, execute
 from bench.generate import Session, generate_session, generate_sessions
 from bench.ingest import Throughput, ingest
 from bench.preload import preload
-from bench.reads import QUERIES, ReadResult, measure_reads
+from bench.reads import COMMON_TERM, QUERIES, RARE_TERM, ReadResult, measure_reads
 from bench.results import Neo4jResults
 from bench.server import running_gateway
 from gateway.stores.neo4j import Neo4jStore
+from gateway.stores.neo4j.records import session_token
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping, Sequence
@@ -40,6 +41,14 @@ INGEST_BASE = 500_000_000
 _ENV = "GATEWAY_TEST_NEO4J_"
 
 _REPORT_UPSTREAM: Final = "[:next|contains|produces|input|extracts|supports|stated_in*..32]"
+
+_SEARCH: Final = (
+    "CALL db.index.fulltext.queryNodes('sm_fulltext', $id) YIELD node, score "
+    "WHERE node._sm_live WITH node ORDER BY score DESC, node.created_at DESC "
+    "WITH collect(node) AS hits RETURN size(hits) AS total, [n IN hits[..20] | n {.*}] AS nodes"
+)
+"""A search as the index answers it (``$id`` is the Lucene query): every prefix match of the
+term (in the session: with its session token), by Lucene score, the first 20 and the total."""
 
 CYPHER: Final[Mapping[str, tuple[LiteralString, Callable[[Session], str]]]] = {
     "getChain view_related_task": (
@@ -78,6 +87,12 @@ CYPHER: Final[Mapping[str, tuple[LiteralString, Callable[[Session], str]]]] = {
         "RETURN [n IN nodes(p) | n {.*}] AS nodes, [r IN relationships(p) | type(r)] AS edges",
         lambda s: s.probes.claim,
     ),
+    "searchNodes in session": (
+        _SEARCH,
+        lambda s: f"_sm_sess:{session_token(s.session_id)} AND _sm_text:{s.probes.search_term}*",
+    ),
+    f"searchNodes all sessions '{RARE_TERM}'": (_SEARCH, lambda s: f"_sm_text:{RARE_TERM}*"),
+    f"searchNodes all sessions '{COMMON_TERM}'": (_SEARCH, lambda s: f"_sm_text:{COMMON_TERM}*"),
 }
 CLEANUP: Final[tuple[LiteralString, ...]] = (
     "MATCH (n) WHERE n.session_id STARTS WITH 'bench-' "

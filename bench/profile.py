@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("asyncio task creation (gather, ensure_future)", ("asyncio/tasks.py",)),
     ("json encode/decode", ("json/",)),
 )
-_ENTRY = ("gateway/__main__.py", "gateway/cli.py")
+_ENTRY = ("gateway/__main__.py", "gateway/cli/main.py")
 
 
 def py_spy() -> str | None:

@@ -74,16 +74,21 @@ def _environment(data_dir: Path, port: int, extra: Mapping[str, str]) -> dict[st
 
 @contextlib.asynccontextmanager
 async def running_gateway(
-    data_dir: Path, settings: Mapping[str, str] | None = None
+    data_dir: Path, settings: Mapping[str, str] | None = None, code: Path | None = None
 ) -> AsyncIterator[Gateway]:
-    """Start the gateway on ``data_dir`` and wait until ``/health`` answers."""
+    """Start the gateway on ``data_dir`` and wait until ``/health`` answers; ``code``: run the
+    gateway of that source tree (its directory and ``PYTHONPATH``) instead of this one."""
     port = free_port()
     log = data_dir.parent / f"{data_dir.name}-server.log"
     started = time.perf_counter()
+    env = _environment(data_dir, port, settings or {})
+    if code is not None:
+        env["PYTHONPATH"] = str(code)
     with log.open("ab") as output:
         process = await asyncio.create_subprocess_exec(
             *(sys.executable, "-m", "gateway", "serve", "--host", HOST, "--port", str(port)),
-            env=_environment(data_dir, port, settings or {}),
+            env=env,
+            cwd=code,
             stdout=output,
             stderr=asyncio.subprocess.STDOUT,
         )

@@ -43,8 +43,8 @@ from bench.generate import Session, generate_session
 from bench.ingest import Throughput, ingest
 from bench.neo4j import CLEANUP, Connection
 from bench.server import running_gateway
-from gateway.events import EventBus
-from gateway.publishing import PublishingStore
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
 from gateway.stores.neo4j.records import edge_properties, node_properties
@@ -55,7 +55,7 @@ from resolvers.search import search_nodes
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from gateway.events import GraphChange
+    from gateway.live.bus import GraphChange
     from resolvers.events import Event
 
 CLIENTS = (1, 16)

@@ -12,6 +12,11 @@ READ_TOKEN      bearer token for queries only    (none)
 REVIEWER_TOKEN  queries only; on ``/mcp`` the    (none)
                 reviewer's tools
 BACKEND         file | neo4j (``local`` = file)  file
+FILE_ENGINE     the file backend's engine: log   log
+                (``gateway.stores.file``) or
+                sqlite (``gateway.stores.sqlite``;
+                migrates a log directory on
+                first start)
 DATA_DIR        data directory                   ~/.science-agent/memory-graph
 NEO4J_URI       Bolt URI                         bolt://127.0.0.1:7687
 NEO4J_USER      Neo4j user                       neo4j
@@ -49,7 +54,7 @@ HEAVY_READERS          queries over 1,000 field values running   4
                        at once (others wait; writes never do)
 HEADER_TIMEOUT_SECONDS time to receive a request head, from the   10
                        connection or the previous response
-                       (else closed; ``gateway.serving``)
+                       (else closed; ``gateway.http.serving``)
 BODY_TIMEOUT_SECONDS   time to receive a request body (else 408) 10
 KEEP_ALIVE_SECONDS     idle keep-alive connection closed after   5
 MAX_CONNECTIONS        open connections and tasks; beyond, 503   4096
@@ -71,6 +76,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+from urllib.parse import urlsplit
 
 from resolvers.records import Backend
 
@@ -98,6 +104,7 @@ class Settings:
     read_token: str | None = field(default=None, repr=False)
     reviewer_token: str | None = field(default=None, repr=False)
     backend: Backend = Backend.FILE
+    file_engine: str = "log"
     data_dir: Path = DEFAULT_DATA_DIR
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
@@ -150,6 +157,7 @@ class Settings:
             read_token=get("READ_TOKEN"),
             reviewer_token=get("REVIEWER_TOKEN"),
             backend=_backend(get("BACKEND")),
+            file_engine=_file_engine(get("FILE_ENGINE")),
             data_dir=Path(get("DATA_DIR") or defaults.data_dir).expanduser(),
             neo4j_uri=get("NEO4J_URI") or defaults.neo4j_uri,
             neo4j_user=get("NEO4J_USER") or defaults.neo4j_user,
@@ -218,6 +226,19 @@ def load_settings() -> Settings:
     return Settings.from_env(os.environ)
 
 
+NEO4J_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
+
+
+def is_bolt_uri(uri: str) -> bool:
+    """Whether the driver could open ``uri``: a Neo4j scheme, a host, a port in range."""
+    try:
+        parts = urlsplit(uri.strip())
+        parts.port  # noqa: B018  (raises ValueError for a port out of range)
+    except ValueError:
+        return False
+    return parts.scheme.lower() in NEO4J_SCHEMES and bool(parts.hostname)
+
+
 def is_loopback(host: str) -> bool:
     if host == "localhost":
         return True
@@ -274,6 +295,17 @@ def _seconds(name: str, value: str | None, default: float) -> float:
     if not 0 < seconds < math.inf:
         raise SettingsError(f"{PREFIX}{name} must be a positive number of seconds, got {value!r}")
     return seconds
+
+
+FILE_ENGINES = ("log", "sqlite")
+
+
+def _file_engine(value: str | None) -> str:
+    if value is None:
+        return "log"
+    if value.lower() not in FILE_ENGINES:
+        raise SettingsError(f"{PREFIX}FILE_ENGINE must be log or sqlite, got {value!r}")
+    return value.lower()
 
 
 def _backend(value: str | None) -> Backend:

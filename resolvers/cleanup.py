@@ -19,12 +19,12 @@ if TYPE_CHECKING:
 
 
 @dataclass(frozen=True, slots=True)
-class CleanupResult:
+class CleanupCounts:
     marked: int
     deleted: int
 
 
-async def cleanup_session(store: GraphStore, session_id: str) -> CleanupResult:
+async def cleanup_session(store: GraphStore, session_id: str) -> CleanupCounts:
     _check_id("sessionId", session_id)
     marked = deleted = 0
     async with store.transaction(session_id) as tx:
@@ -37,12 +37,12 @@ async def cleanup_session(store: GraphStore, session_id: str) -> CleanupResult:
                     marked += 1
             elif await tx.delete_node(node.id):
                 deleted += 1
-    return CleanupResult(marked, deleted)
+    return CleanupCounts(marked, deleted)
 
 
 async def cleanup_project(
     store: GraphStore, project_id: str, session_ids: list[str]
-) -> CleanupResult:
+) -> CleanupCounts:
     _check_id("projectId", project_id)
     for index, session_id in enumerate(session_ids):
         _check_id(f"sessionIds[{index}]", session_id)
@@ -53,7 +53,7 @@ async def cleanup_project(
                 deleted += await tx.delete_node(node_id)
         for artifact in await tx.project_artifacts(project_id):
             deleted += await tx.delete_node(artifact.id)
-    return CleanupResult(0, deleted)
+    return CleanupCounts(0, deleted)
 
 
 def _check_id(field: str, value: str) -> None:

@@ -27,6 +27,7 @@ from resolvers.records import (
     artifact_key,
     node_id,
 )
+from resolvers.validate import validate_event
 
 if TYPE_CHECKING:
     from resolvers.events import ClaimDeclared, ClaimsLinked, EvidenceDeclared
@@ -357,6 +358,7 @@ async def link_claims_to_report(
 ) -> int:
     """Link claims to a report version, waiting up to ``wait_seconds`` for the version to
     arrive (it is often mirrored a moment after the claims). Returns the claims linked."""
+    validate_event(event)  # before the wait: a bad request is refused at once
     report = node_id(Label.ARTIFACT, artifact_key(event.artifact_id, event.artifact_version))
     deadline = asyncio.get_running_loop().time() + wait_seconds
     while not await _exists(store, report):

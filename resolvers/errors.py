@@ -10,7 +10,7 @@ that is not a ``DomainError`` is unexpected and is masked there.
     ├── NodeNotFoundError               a lookup argument names no live node
     ├── InvalidInputError               an argument fails validation (``field`` names it)
     ├── QueryLimitExceededError         a configured limit or the time budget was hit
-    ├── StoreWriteError                 the store could not make a write durable
+    ├── StoreWriteError                 the store (``backend``) could not make a write durable
     ├── KeyOwnedByOtherSessionError     a write would change a node another session created
     └── DeclareRejectedError            a declare failed a rule; ``code`` and ``instruction``
                                         tell the agent what to do instead
@@ -84,8 +84,12 @@ class QueryLimitExceededError(DomainError):
 
 
 class StoreWriteError(DomainError):
-    def __init__(self, message: str) -> None:
+    """``backend`` answered but could not make the write durable (a full disk, a refused
+    constraint); nothing of the write is stored."""
+
+    def __init__(self, message: str, *, backend: str) -> None:
         super().__init__(message)
+        self.backend = backend
 
 
 class KeyOwnedByOtherSessionError(DomainError):

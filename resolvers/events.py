@@ -9,18 +9,29 @@ a replay after an outage and a migration.
 from __future__ import annotations
 
 import dataclasses
+import re
 import types
 import typing
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from resolvers.records import utc_now
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
 class Event:
+    """``journalled``: whether the event may wait in the outbox while the selected backend is
+    unreachable, to be applied when it returns (the observes: they never depend on what the
+    graph holds). A declare validates against the graph, so it is answered at once."""
+
     kind: ClassVar[str] = "event"
+    journalled: ClassVar[bool] = False
     session_id: str
     received_at: datetime = field(default_factory=utc_now, kw_only=True)
 
@@ -47,6 +58,7 @@ class ProducedArtifact:
 @dataclass(frozen=True, slots=True)
 class UploadFileObserved(Event):
     kind: ClassVar[str] = "upload_file"
+    journalled: ClassVar[bool] = True
     input_names: ClassVar[dict[str, str]] = {"uploaded_at": "createdAt"}
     file_id: str
     name: str
@@ -60,6 +72,7 @@ class UploadFileObserved(Event):
 @dataclass(frozen=True, slots=True)
 class FirstMessageObserved(Event):
     kind: ClassVar[str] = "first_message"
+    journalled: ClassVar[bool] = True
     input_names: ClassVar[dict[str, str]] = {"sent_at": "createdAt"}
     goal_id: str
     core_objective: str
@@ -71,6 +84,7 @@ class FirstMessageObserved(Event):
 @dataclass(frozen=True, slots=True)
 class ExecutionObserved(Event):
     kind: ClassVar[str] = "execution"
+    journalled: ClassVar[bool] = True
     execution_id: str
     turn_id: str
     tool: str
@@ -105,6 +119,7 @@ class PaperProduct:
 @dataclass(frozen=True, slots=True)
 class ToolCallObserved(Event):
     kind: ClassVar[str] = "tool_call"
+    journalled: ClassVar[bool] = True
     task_id: str
     turn_id: str | None
     tool_name: str
@@ -120,6 +135,7 @@ class ToolCallObserved(Event):
 @dataclass(frozen=True, slots=True)
 class SubagentObserved(Event):
     kind: ClassVar[str] = "subagent"
+    journalled: ClassVar[bool] = True
     input_names: ClassVar[dict[str, str]] = {"started_at": "createdAt"}
     subagent_id: str
     turn_id: str
@@ -225,24 +241,61 @@ def _plain(value: Any) -> Any:
     return value
 
 
-def _build(annotation: Any, value: Any) -> Any:
+def from_input(cls: type[T], value: object, **derived: Any) -> T:
+    """``cls`` (an event or a part of one) from a client's input object, nested as the event is:
+    each field is read from the input attribute of the same name, or of the name its
+    ``input_names`` gives (``createdAt`` for ``started_at``); a null input field takes the
+    event's default; ``derived`` gives fields the input does not carry. Nothing is validated
+    here: the write entrance validates the event once."""
+    built = _build(cls, value, _read_input)
+    assert isinstance(built, cls)
+    return built if not derived else dataclasses.replace(built, **derived)  # type: ignore[type-var]
+
+
+_ABSENT: Any = object()
+
+
+def _read_stored(cls: type[Any], name: str, value: Any) -> Any:
+    return value.get(name, _ABSENT)
+
+
+def _read_input(cls: type[Any], name: str, value: Any) -> Any:
+    if name == "received_at":  # the server's, never the client's
+        return _ABSENT
+    spelled = getattr(cls, "input_names", {}).get(name, name)
+    found = getattr(value, _SNAKE.sub(r"_\1", spelled).lower(), None)
+    if found is not None:
+        return found
+    field = next(f for f in dataclasses.fields(cls) if f.name == name)
+    has_default = field.default is not dataclasses.MISSING or (
+        field.default_factory is not dataclasses.MISSING
+    )
+    return _ABSENT if has_default else None
+
+
+_SNAKE = re.compile("([A-Z])")
+
+
+def _build(
+    annotation: Any, value: Any, read: Callable[[type[Any], str, Any], Any] = _read_stored
+) -> Any:
     if value is None:
         return None
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
         hints = typing.get_type_hints(annotation)
-        kwargs = {
-            f.name: _build(hints[f.name], value[f.name])
-            for f in dataclasses.fields(annotation)
-            if f.name in value
-        }
+        kwargs = {}
+        for f in dataclasses.fields(annotation):
+            found = read(annotation, f.name, value)
+            if found is not _ABSENT:
+                kwargs[f.name] = _build(hints[f.name], found, read)
         return annotation(**kwargs)
     origin = typing.get_origin(annotation)
     if origin in (types.UnionType, typing.Union):
         inner = [arg for arg in typing.get_args(annotation) if arg is not type(None)]
-        return _build(inner[0], value)
+        return _build(inner[0], value, read)
     if origin is tuple:
         item_type = typing.get_args(annotation)[0]
-        return tuple(_build(item_type, item) for item in value)
-    if annotation is datetime:
+        return tuple(_build(item_type, item, read) for item in value)
+    if annotation is datetime and not isinstance(value, datetime):
         return datetime.fromisoformat(value)
     return value

@@ -78,7 +78,8 @@ async def run_write(
     plan: Callable[[E], ReadPlan] | None = None,
 ) -> WriteResult:
     """Validate ``event`` and apply ``body`` to it in one transaction (``GraphStore.write``),
-    after loading what ``plan`` says the body reads. The store may run it again in a new
+    after loading what ``plan`` says the body reads. Every write is validated here, and only
+    here, before the store is asked for anything. The store may run it again in a new
     transaction (a conflict with concurrent writers): only the last run counts."""
     validate_event(event)
     read_plan = plan(event) if plan is not None else None
@@ -291,8 +292,22 @@ def _code_fields(e: ExecutionObserved, status: str) -> dict[str, Any]:
     }
 
 
-async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> WriteResult:
-    return await run_write(store, event, _declare_artifact, _declare_artifact_plan)
+@dataclass(frozen=True, slots=True)
+class ArtifactResult:
+    """The declared artifact version as stored, and what the declare wrote."""
+
+    artifact: NodeRecord
+    written: int
+
+
+async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> ArtifactResult:
+    found: list[NodeRecord] = []
+
+    async def body(writer: Writer, e: ArtifactDeclared) -> None:
+        found.append(await _declare_artifact(writer, e))
+
+    result = await run_write(store, event, body, _declare_artifact_plan)
+    return ArtifactResult(found[-1], result.written)  # the last run's (it may be retried)
 
 
 def _declare_artifact_plan(e: ArtifactDeclared) -> ReadPlan:
@@ -301,13 +316,13 @@ def _declare_artifact_plan(e: ArtifactDeclared) -> ReadPlan:
     return plan.build()
 
 
-async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> None:
+async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> NodeRecord:
     code = node_id(Label.CODE, e.execution_id)
     (producer,) = await writer.tx.get_nodes([code])
     if producer is not None and producer.session_id != e.session_id:
         # Its products are part of the producing session's graph: only that session adds any.
         raise KeyOwnedByOtherSessionError(code, e.execution_id, producer.session_id, e.session_id)
-    await record_artifact(writer, e.session_id, code, e.artifact)
+    return await record_artifact(writer, e.session_id, code, e.artifact)
 
 
 async def record_artifact(
@@ -348,8 +363,13 @@ async def record_artifact(
 
 
 async def _link_versions(writer: Writer, node: NodeRecord) -> None:
-    """``supersedes`` runs from each version to the nearest older stored one."""
-    versions = await writer.tx.artifact_versions(str(node.get("artifact_id")))
+    """``supersedes`` runs from each version to the nearest older stored one of its session.
+
+    Lineage stays inside the session (SPEC §3.8): another session's versions of the same
+    artifact id are its own nodes, and linking them would change that session's graph."""
+    versions = await writer.tx.artifact_versions(
+        str(node.get("artifact_id")), session_id=node.session_id
+    )
     numbers = [int(v.get("version")) for v in versions]
     index = numbers.index(int(node.get("version")))
     older = versions[index - 1] if index > 0 else None
@@ -528,7 +548,9 @@ async def _subagent(writer: Writer, e: SubagentObserved) -> None:
         await attach_scope_head(writer, task)
 
 
-APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[WriteResult]]] = {
+# The use case of each event kind, for events applied again from data (an outbox replay, a
+# migration); a mutation names its use case itself.
+APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[object]]] = {
     UploadFileObserved: observe_upload_file,
     FirstMessageObserved: observe_session_first_message,
     ExecutionObserved: observe_execution,

@@ -35,10 +35,12 @@ in O(log n) per run; the steps of the witness's runs are read once, as one slice
 and reported only over the ``next`` edges actually stored between them. The part of each
 chain a run has covered is remembered as a position, so no run is walked twice.
 
-Every store runs it here over the primitives: per hop one ``expand`` per edge type and one
+The walk runs here, over the primitives: per hop one ``expand`` per edge type and one
 ``get_nodes``, per run one or two chain-index lookups, per run of the witness path one slice
 and one ``edges_among`` (a terminal whose witness cannot be shown over stored edges, which the
-write path never leaves, is not reported as reached).
+write path never leaves, is not reported as reached). A store that offers ``TraceReader``
+(Neo4j) answers all the questions of a hop in one request, and those of the witness path in
+another; the walk draws the same conclusions from those answers (``_Prefetched``).
 """
 
 from __future__ import annotations
@@ -49,8 +51,9 @@ from typing import TYPE_CHECKING
 
 from resolvers.chains import STEPS, recency
 from resolvers.errors import InvalidInputError
-from resolvers.records import Direction, EdgeType, Label, NodeRecord
+from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
+from resolvers.store import LineQuery, LineRecord, RunQuery, TraceReader, UpstreamRecord
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
@@ -59,6 +62,9 @@ if TYPE_CHECKING:
     from resolvers.store import ChainPosition, GraphReader
 
 MAX_HOPS_LIMIT = 32
+# What a trace looks for, and how far, when the caller does not say (SPEC §4).
+DEFAULT_TARGET = Label.RESEARCH_GOAL
+DEFAULT_MAX_HOPS = 8
 DEAD_ENDS_NAMED = 5
 
 WALKED: tuple[EdgeType, ...] = (
@@ -122,12 +128,15 @@ async def trace_provenance(
     store: GraphReader,
     node_ref: str,
     *,
-    target_label: Label = Label.RESEARCH_GOAL,
-    max_hops: int = 8,
+    target_label: Label | None = None,
+    max_hops: int | None = None,
     session_id: str | None = None,
     version: int | None = None,
 ) -> ProvenanceTrace:
-    """Explore upstream from ``node_ref`` until ``target_label``, a dead end or ``max_hops``."""
+    """Explore upstream from ``node_ref`` until ``target_label``, a dead end or ``max_hops``
+    (``DEFAULT_TARGET`` and ``DEFAULT_MAX_HOPS`` when not given)."""
+    target_label = DEFAULT_TARGET if target_label is None else target_label
+    max_hops = DEFAULT_MAX_HOPS if max_hops is None else max_hops
     if not 1 <= max_hops <= MAX_HOPS_LIMIT:
         raise InvalidInputError("maxHops", f"must be between 1 and {MAX_HOPS_LIMIT}")
     start = await resolve_node(store, node_ref, session_id=session_id, version=version)
@@ -135,7 +144,12 @@ async def trace_provenance(
         reached = f"reached {target_label.value}"
         return ProvenanceTrace(start, [], [], broken=False, truncated=False, reason=reached)
     scope = session_id or start.session_id
-    walk = await _Walk(store, start, target_label, scope).explore(max_hops)
+    reads: _Reads = (
+        _Prefetched(store, target_label)
+        if isinstance(store, TraceReader)
+        else _Primitives(store, target_label)
+    )
+    walk = await _Walk(reads, start, target_label, scope).explore(max_hops)
     return _verdict(start, walk, target_label, max_hops)
 
 
@@ -189,12 +203,110 @@ class _Run:
     chain: Chain
     low: ChainPosition | None
 
+    @property
+    def query(self) -> RunQuery:
+        return RunQuery(*self.chain, position(self.start), self.low)
+
+
+@dataclass(slots=True)
+class _Primitives:
+    """The questions of a walk, each asked as its own primitive."""
+
+    store: GraphReader
+    target: Label
+
+    async def prepare(self, frontier: Sequence[str], runs: Sequence[RunQuery]) -> None:
+        """Nothing to ask ahead: every question goes to the store when it is asked."""
+
+    async def walked(self, ids: Sequence[str]) -> list[tuple[int, EdgeRecord]]:
+        """Every ``WALKED`` edge into ``ids``, with the index of its type."""
+        return [
+            (index, edge)
+            for index, edge_type in enumerate(WALKED)
+            for edge in await self.store.expand(ids, edge_type, Direction.IN)
+        ]
+
+    async def nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        return await self.store.get_nodes(ids)
+
+    async def nearest(self, run: RunQuery) -> list[NodeRecord]:
+        return await self.store.chain_before(
+            run.session_id, run.scope_key, run.start, after=run.after, label=self.target, limit=1
+        )
+
+    async def head(self, chain: Chain) -> NodeRecord | None:
+        _, head = await self.store.chain_neighbours(*chain, CHAIN_START)
+        return head
+
+    async def next_edges(self, ids: Sequence[str], direction: Direction) -> list[EdgeRecord]:
+        return await self.store.expand(ids, EdgeType.NEXT, direction)
+
+    async def lines(self, queries: Sequence[LineQuery]) -> list[LineRecord]:
+        found: list[LineRecord] = []
+        for query in queries:
+            members = await self.store.chain_before(
+                query.session_id, query.scope_key, query.start, after=query.after
+            )
+            ids = [query.start_id, *(node.id for node in members), query.end_id]
+            found.append(LineRecord(members, await self.store.edges_among(ids, [EdgeType.NEXT])))
+        return found
+
+
+@dataclass(slots=True)
+class _Prefetched:
+    """The questions of a walk answered from a ``TraceReader``'s answers for the whole hop
+    (``prepare``), which hold every primitive answer the hop can ask for."""
+
+    store: TraceReader
+    target: Label
+    hop: UpstreamRecord | None = None
+    runs: dict[RunQuery, int] = field(default_factory=dict)
+
+    async def prepare(self, frontier: Sequence[str], runs: Sequence[RunQuery]) -> None:
+        self.hop = await self.store.upstream_hop(frontier, WALKED, runs, self.target)
+        self.runs = {run: index for index, run in enumerate(runs)}
+
+    def _hop(self) -> UpstreamRecord:
+        if self.hop is None:
+            raise AssertionError("a hop's questions come after its prepare()")
+        return self.hop
+
+    async def walked(self, ids: Sequence[str]) -> list[tuple[int, EdgeRecord]]:
+        return [(WALKED.index(edge.type), edge) for edge in self._hop().edges]
+
+    async def nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        known = {node.id: node for node in self._hop().nodes}
+        return [known.get(node_id) for node_id in ids]
+
+    async def nearest(self, run: RunQuery) -> list[NodeRecord]:
+        return list(self._hop().nearest[self.runs[run]])
+
+    async def head(self, chain: Chain) -> NodeRecord | None:
+        hop = self._hop()
+        return next(
+            hop.heads[index]
+            for run, index in self.runs.items()
+            if (run.session_id, run.scope_key) == chain and run.after is None
+        )
+
+    async def next_edges(self, ids: Sequence[str], direction: Direction) -> list[EdgeRecord]:
+        wanted = set(ids)
+        if direction is Direction.IN:
+            return [edge for edge in self._hop().into_heads if edge.target in wanted]
+        return [edge for edge in self._hop().out_of_ends if edge.source in wanted]
+
+    async def lines(self, queries: Sequence[LineQuery]) -> list[LineRecord]:
+        return await self.store.run_lines(queries) if queries else []
+
+
+_Reads = _Primitives | _Prefetched
+
 
 @dataclass(slots=True)
 class _Walk:
-    """One exploration over the primitives; every ``_level`` costs a fixed number of calls."""
+    """One exploration; every ``_level`` costs a fixed number of questions."""
 
-    store: GraphReader
+    reads: _Reads
     start: NodeRecord
     target: Label
     session_id: str
@@ -232,8 +344,9 @@ class _Walk:
     ) -> tuple[list[UpstreamStep], bool]:
         """The nodes first reached at ``hop`` that the answer lists (see the module notes),
         and whether any node was (the steps inside a run may be all it reached)."""
-        adjacent, plain = await self._adjacent(frontier, hop)
         runs, explored = self._runs(frontier)
+        await self.reads.prepare([node.id for node in frontier], [run.query for run in runs])
+        adjacent, plain = await self._adjacent(frontier, hop)
         listed = {node_id: adjacent[node_id] for node_id in plain}
         for step in await self._run_ends(runs, adjacent, hop):
             listed.setdefault(step.node.id, step)
@@ -252,11 +365,7 @@ class _Walk:
         those reached over another edge than ``next``. Records the frontier's dead ends."""
         ids = [node.id for node in frontier]
         rank = {node_id: index for index, node_id in enumerate(ids)}
-        edges = [
-            (index, edge)
-            for index, edge_type in enumerate(WALKED)
-            for edge in await self.store.expand(ids, edge_type, Direction.IN)
-        ]
+        edges = await self.reads.walked(ids)
         nodes = await self._fetch([edge.source for _, edge in edges])
         best: dict[str, tuple[tuple[int, int], UpstreamStep]] = {}
         plain: set[str] = set()
@@ -343,22 +452,19 @@ class _Walk:
     async def _nearest_target(self, run: _Run) -> NodeRecord | None:
         if self.target not in STEPS:
             return None  # only steps are chain members
-        session, scope = run.chain
-        found = await self.store.chain_before(
-            session, scope, position(run.start), after=run.low, label=self.target, limit=1
-        )
+        found = await self.reads.nearest(run.query)
         return next((node for node in found if in_scope(node, self.session_id)), None)
 
     async def _head(self, chain: Chain) -> NodeRecord | None:
         if chain not in self.heads:
-            _, self.heads[chain] = await self.store.chain_neighbours(*chain, CHAIN_START)
+            self.heads[chain] = await self.reads.head(chain)
         return self.heads[chain]
 
     async def _goals(self, heads: Sequence[NodeRecord]) -> dict[str, list[NodeRecord]]:
         """The live nodes with a ``next`` edge into each of ``heads`` (a main chain's goals)."""
         if not heads:
             return {}
-        edges = await self.store.expand([node.id for node in heads], EdgeType.NEXT, Direction.IN)
+        edges = await self.reads.next_edges([node.id for node in heads], Direction.IN)
         nodes = await self._fetch([edge.source for edge in edges])
         goals: dict[str, list[NodeRecord]] = {}
         for edge in edges:
@@ -370,52 +476,58 @@ class _Walk:
         """Per node, the step a run reached it from: the far end of its stored ``next`` edge."""
         if not nodes:
             return {}
-        edges = await self.store.expand([node.id for node in nodes], EdgeType.NEXT, Direction.OUT)
+        edges = await self.reads.next_edges([node.id for node in nodes], Direction.OUT)
         found: dict[str, str] = {}
         for edge in sorted(edges, key=lambda edge: edge.target):
             found.setdefault(edge.source, edge.target)
         return found
 
     async def _fetch(self, ids: Sequence[str]) -> dict[str, NodeRecord]:
-        nodes = await self.store.get_nodes(list(dict.fromkeys(ids)))
+        nodes = await self.reads.nodes(list(dict.fromkeys(ids)))
         return {node.id: node for node in nodes if in_scope(node, self.session_id)}
 
     async def _path(self, witness: UpstreamStep) -> list[UpstreamStep]:
         """The witness path from the start to ``witness``, each run's steps included; empty
         when a run's steps are not joined by stored ``next`` edges."""
-        backwards: list[UpstreamStep] = []
+        trail: list[tuple[UpstreamStep, _Run | None]] = []
         current = witness
         while True:
-            backwards.append(current)
             run = self.runs.get(current.node.id)
-            origin = current.reached_from
+            trail.append((current, run))
+            origin = current.reached_from if run is None else run.start.id
+            if origin == self.start.id:
+                break
+            current = self.steps[origin]
+        ran = [(run, step) for step, run in trail if run is not None]
+        lines = iter(await self.reads.lines([_line(run, step) for run, step in ran]))
+        backwards: list[UpstreamStep] = []
+        for step, run in trail:
+            backwards.append(step)
             if run is not None:
-                inner = await self._run_steps(run, current)
+                inner = _run_steps(run, step, next(lines))
                 if inner is None:
                     return []
                 backwards.extend(reversed(inner))
-                origin = run.start.id
-            if origin == self.start.id:
-                return backwards[::-1]
-            current = self.steps[origin]
+        return backwards[::-1]
 
-    async def _run_steps(self, run: _Run, end: UpstreamStep) -> list[UpstreamStep] | None:
-        """The steps of ``run`` before ``end`` in path order, each over a stored ``next``."""
-        session, scope = run.chain
-        member = chain_of(end.node) == run.chain
-        after = position(end.node) if member else None
-        between = await self.store.chain_before(session, scope, position(run.start), after=after)
-        line = [run.start, *between, end.node]
-        if end.reached_from != line[-2].id:
-            return None
-        ids = [node.id for node in line]
-        stored = {
-            (edge.source, edge.target)
-            for edge in await self.store.edges_among(ids, [EdgeType.NEXT])
-        }
-        if any((far, near) not in stored for near, far in itertools.pairwise(ids)):
-            return None
-        return [
-            UpstreamStep(far, EdgeType.NEXT, near.id, end.hop)
-            for near, far in itertools.pairwise(line[:-1])
-        ]
+
+def _line(run: _Run, end: UpstreamStep) -> LineQuery:
+    """What the steps of ``run`` before ``end`` are read by."""
+    session, scope = run.chain
+    after = position(end.node) if chain_of(end.node) == run.chain else None
+    return LineQuery(session, scope, position(run.start), after, run.start.id, end.node.id)
+
+
+def _run_steps(run: _Run, end: UpstreamStep, line: LineRecord) -> list[UpstreamStep] | None:
+    """The steps of ``run`` before ``end`` in path order, each over a stored ``next``."""
+    nodes = [run.start, *line.members, end.node]
+    if end.reached_from != nodes[-2].id:
+        return None
+    stored = {(edge.source, edge.target) for edge in line.edges}
+    ids = [node.id for node in nodes]
+    if any((far, near) not in stored for near, far in itertools.pairwise(ids)):
+        return None
+    return [
+        UpstreamStep(far, EdgeType.NEXT, near.id, end.hop)
+        for near, far in itertools.pairwise(nodes[:-1])
+    ]

@@ -117,7 +117,8 @@ class NodeRecord:
 
     ``props`` holds the label's own properties in snake_case (never ``None`` values: a missing
     property is absent). ``seq`` is the per-session arrival counter of steps (ToolCall and Task),
-    0 for other labels. ``sort_at`` is the time a step is ordered by in its chain.
+    0 for other labels. A step's ``chain_at`` property is the time it is ordered by in its
+    chain (``resolvers.steps``).
     """
 
     id: str

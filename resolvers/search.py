@@ -22,6 +22,7 @@ from resolvers.records import Label, NodeRecord, Page, SearchHit
 from resolvers.resolve import in_scope
 from resolvers.store import RankedSearch
 from resolvers.text import query_terms
+from resolvers.validate import check_first
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -69,11 +70,6 @@ def decode_cursor(after: str | None) -> int:
     return offset
 
 
-def check_first(first: int, maximum: int = MAX_FIRST) -> None:
-    if not 1 <= first <= maximum:
-        raise InvalidInputError("first", f"must be between 1 and {maximum}")
-
-
 def _paged(page: Page[NodeRecord] | Page[EdgeRecord], offset: int) -> str | None:
     return encode_cursor(offset + len(page.items)) if page.truncated else None
 
@@ -85,11 +81,11 @@ async def search_nodes(
     mode: MatchMode = MatchMode.ANY_TERM,
     session_id: str | None = None,
     labels: Sequence[Label] | None = None,
-    first: int = DEFAULT_FIRST,
+    first: int | None = None,
     after: str | None = None,
 ) -> Page[NodeRecord]:
     """Live nodes matching the query's terms, best first."""
-    check_first(first)
+    first = check_first(first, MAX_FIRST, DEFAULT_FIRST)
     offset = decode_cursor(after)
     wanted = _labels(labels) if labels is not None else None
     terms = query_terms(query)
@@ -134,11 +130,11 @@ async def nodes_by_type(
     labels: Sequence[Label],
     *,
     session_id: str | None = None,
-    first: int = DEFAULT_FIRST,
+    first: int | None = None,
     after: str | None = None,
 ) -> Page[NodeRecord]:
     """Live nodes of any of ``labels``, newest first."""
-    check_first(first)
+    first = check_first(first, MAX_FIRST, DEFAULT_FIRST)
     offset = decode_cursor(after)
     page = await store.list_nodes(
         labels=_labels(labels), session_id=session_id, limit=first, offset=offset
@@ -151,12 +147,12 @@ async def edges_by_type(
     types: Sequence[EdgeType],
     *,
     session_id: str | None = None,
-    first: int = DEFAULT_FIRST,
+    first: int | None = None,
     after: str | None = None,
 ) -> tuple[Page[EdgeRecord], list[NodeRecord]]:
     """Edges of any of ``types`` between live nodes (of ``session_id``), newest first, with
     their de-duplicated endpoints."""
-    check_first(first)
+    first = check_first(first, MAX_FIRST, DEFAULT_FIRST)
     offset = decode_cursor(after)
     if not types:
         raise InvalidInputError("types", "must not be empty")

@@ -24,8 +24,10 @@ number of requests per event whatever its size. A backend that reads from memory
 primitive at once. Either way the rules, and so the changes, are the same.
 
 A backend may also offer ``WalkReader``: a whole chain walk in one request, for a backend
-whose every primitive is a network round trip; and ``RankedSearch``: a search ranked and paged
-where the data is, so only the page crosses the network.
+whose every primitive is a network round trip; ``TraceReader``: every primitive answer one hop
+of a provenance trace reads, in one request; and ``RankedSearch``: a search ranked and paged
+where the data is, so only the page crosses the network. ``SizedStore`` reports the
+bytes a store keeps on disk, for operators.
 """
 
 from __future__ import annotations
@@ -74,6 +76,61 @@ class HopRecord:
     included) and the edges it crossed to reach them."""
 
     nodes: Sequence[NodeRecord]
+    edges: Sequence[EdgeRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class RunQuery:
+    """A run of ``next`` edges a trace hop takes: down the chain ``(session_id, scope_key)``
+    from the member at ``start`` to above ``after`` (through the chain's first member when
+    ``None``)."""
+
+    session_id: str
+    scope_key: str | None
+    start: ChainPosition
+    after: ChainPosition | None
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRecord:
+    """The primitive answers one hop of a provenance trace reads (``TraceReader``).
+
+    ``edges``: ``expand(frontier, t, IN)`` for each of the asked types, in their order;
+    ``nearest``: per run, ``chain_before(start, after=after, label=label, limit=1)`` (empty
+    for a label that is not a step's); ``heads``: per run, when its ``after`` is ``None``, the
+    chain's first member (``chain_neighbours`` at ``CHAIN_START``), else ``None``;
+    ``into_heads``: ``expand(heads, NEXT, IN)``;
+    ``out_of_ends``: ``expand(nearest + heads, NEXT, OUT)``; ``nodes``: ``get_nodes`` of the
+    sources of ``edges`` and ``into_heads`` (those that exist)."""
+
+    edges: Sequence[EdgeRecord]
+    nodes: Sequence[NodeRecord]
+    nearest: Sequence[Sequence[NodeRecord]]
+    heads: Sequence[NodeRecord | None]
+    into_heads: Sequence[EdgeRecord]
+    out_of_ends: Sequence[EdgeRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class LineQuery:
+    """The steps of a run on a trace's witness path: the chain ``(session_id, scope_key)``
+    strictly between ``after`` and ``start``, and the ``next`` edges among them, the member
+    ``start_id`` at ``start`` and ``end_id`` (where the run ends)."""
+
+    session_id: str
+    scope_key: str | None
+    start: ChainPosition
+    after: ChainPosition | None
+    start_id: str
+    end_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class LineRecord:
+    """``chain_before(start, after=after)`` and ``edges_among([start_id, *members, end_id],
+    [NEXT])`` of one ``LineQuery``."""
+
+    members: Sequence[NodeRecord]
     edges: Sequence[EdgeRecord]
 
 
@@ -285,6 +342,32 @@ class WalkReader(Protocol):
 
 
 @runtime_checkable
+class TraceReader(Protocol):
+    """Optional: the primitive answers of a whole provenance trace hop in one request.
+
+    A trace over the primitives asks, per hop, one ``expand`` per edge type, one ``get_nodes``
+    and a few chain-index lookups per run, each depending on the one before; a backend whose
+    every primitive is a round trip answers them all at once. ``resolvers.provenance`` draws
+    its conclusions from the answers exactly as from the primitives', so the trace is the same
+    (one request per hop and one for the witness path, instead of about ten per hop).
+    """
+
+    async def upstream_hop(
+        self,
+        frontier: Sequence[str],
+        types: Sequence[EdgeType],
+        runs: Sequence[RunQuery],
+        label: Label,
+    ) -> UpstreamRecord:
+        """What ``UpstreamRecord`` lists, for these frontier ids, edge types and runs."""
+        ...
+
+    async def run_lines(self, lines: Sequence[LineQuery]) -> list[LineRecord]:
+        """What ``LineRecord`` lists, per line."""
+        ...
+
+
+@runtime_checkable
 class RankedSearch(Protocol):
     """Optional: one page of a search, ranked by the backend.
 
@@ -304,4 +387,13 @@ class RankedSearch(Protocol):
         offset: int = 0,
     ) -> Page[NodeRecord]:
         """The hits ``offset`` to ``offset + limit`` in search order."""
+        ...
+
+
+@runtime_checkable
+class SizedStore(Protocol):
+    """Optional: the bytes a store keeps on disk (reported by ``/metrics``)."""
+
+    def stored_bytes(self) -> int:
+        """The bytes the store keeps on disk now."""
         ...

@@ -86,10 +86,12 @@ async def session_subgraph(
     store: GraphReader,
     session_id: str,
     *,
-    first: int = SUBGRAPH_DEFAULT_FIRST,
+    first: int | None = None,
     fold: bool = True,
 ) -> SessionGraph:
-    """The session's live nodes (newest first, at most ``first``) and every edge among them."""
+    """The session's live nodes (newest first, at most ``first``, ``SUBGRAPH_DEFAULT_FIRST``
+    when not given) and every edge among them."""
+    first = SUBGRAPH_DEFAULT_FIRST if first is None else first
     session_id = _check_id("sessionId", session_id)
     if not 1 <= first <= SUBGRAPH_MAX_FIRST:
         raise InvalidInputError("first", f"must be between 1 and {SUBGRAPH_MAX_FIRST}")

@@ -2,7 +2,20 @@
 
 Times (every ``…At`` argument) must lie in ``EARLIEST_TIME .. LATEST_TIME`` (UTC, inclusive):
 1970-01-01T00:00:00Z to 2999-12-31T23:59:59.999999Z. Stored as fixed-width text, so text order
-stays time order (a year before 1000 would be written with three digits and sort wrong).
+stays time order (a year before 1000 would be written with three digits and sort wrong). A time
+must name its zone (``Z`` or ``±hh:mm``): ISO-8601 reads a zone-less time as local time, which
+the server cannot know, and SPEC §3.5 keeps every time in UTC. A step cannot finish before it
+started.
+
+Lengths: identifiers (``…Id``, ``…Hash``, aliases, versions, and the ids listed in
+``inputSourceFiles``) at most ``MAX_ID_LENGTH``; a ``year`` at most ``MAX_YEAR_LENGTH``; names of
+kinds (status, tool, language, media type, confidence…) at most ``MAX_LABEL_LENGTH``; names,
+paths, links, titles, identifiers, locators and each author or topic at most
+``MAX_NAME_LENGTH``; prose (objectives, abstracts, contents, summaries) at most
+``MAX_TEXT_LENGTH``. A list's text items may never be empty.
+
+Links (a Paper ``link``, ``sourcePaperLink``) are clickable in the playground and explorer: one
+whose scheme runs code or reads the viewer's machine (``javascript:``, ``data:``…) is refused.
 
 Errors name the offending field as the GraphQL client wrote it (``input.executionId``,
 ``input.producedArtifacts[0].version``), so an agent can fix exactly that.
@@ -23,6 +36,9 @@ if TYPE_CHECKING:
     from resolvers.events import ToolCallObserved
 
 MAX_ID_LENGTH = 512
+MAX_YEAR_LENGTH = 32
+MAX_LABEL_LENGTH = 256
+MAX_NAME_LENGTH = 4_096
 MAX_TEXT_LENGTH = 200_000
 MAX_LIST_LENGTH = 10_000
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
@@ -33,7 +49,49 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 SESSION_SEPARATOR = "|"
 # A surrogate code point in a str is half of a UTF-16 pair: it cannot be stored as UTF-8.
 _SURROGATE = re.compile("[\ud800-\udfff]")
-_ID_FIELDS = re.compile(r"(^|_)(id|ids|hash|alias|version)$")
+_ID_FIELDS = re.compile(r"(^|_)(id|ids|hash|alias|version)$|^input_source_files$")
+_LIMITS: dict[str, int] = {
+    "year": MAX_YEAR_LENGTH,
+    **dict.fromkeys(
+        (
+            "status",
+            "tool",
+            "language",
+            "tool_type",
+            "tool_name",
+            "identifier_type",
+            "source",
+            "task_type",
+            "subagent_type",
+            "media_type",
+            "domain",
+            "evidence_type",
+            "confidence",
+            "strength",
+            "claim_type",
+        ),
+        MAX_LABEL_LENGTH,
+    ),
+    **dict.fromkeys(
+        (
+            "name",
+            "path",
+            "link",
+            "source_paper_link",
+            "title",
+            "identifier",
+            "logical_name",
+            "locator",
+            "authors",
+            "topic_scope",
+        ),
+        MAX_NAME_LENGTH,
+    ),
+}
+_LINK_FIELDS = frozenset({"link", "source_paper_link"})
+# Schemes a browser would run or resolve on the viewer's machine when the link is clicked.
+_UNSAFE_SCHEME = re.compile(r"^(javascript|vbscript|data|file|blob|filesystem):", re.IGNORECASE)
+_BLANKS = re.compile(r"[\s\x00-\x1f]+")
 
 # Fields that may never be empty (whitespace counts as empty).
 REQUIRED: frozenset[str] = frozenset(
@@ -58,6 +116,8 @@ REQUIRED: frozenset[str] = frozenset(
         "link",
     }
 )
+# Lists that must name at least one item.
+_NON_EMPTY_LISTS = frozenset({"claim_ids"})
 _POSITIVE = frozenset({"version", "artifact_version"})
 _NON_NEGATIVE = frozenset({"size", "result_count"})
 
@@ -77,6 +137,14 @@ def validate_event(event: Any, prefix: str = "input") -> None:
         name = names.get(field.name) or camel(field.name)
         path = "sessionId" if field.name == "session_id" else f"{prefix}.{name}"
         _check(field.name, getattr(event, field.name), path)
+    _check_order(event, names, prefix)
+
+
+def _check_order(event: Any, names: dict[str, str], prefix: str) -> None:
+    started, finished = getattr(event, "started_at", None), getattr(event, "finished_at", None)
+    if isinstance(started, datetime) and isinstance(finished, datetime) and finished < started:
+        start = names.get("started_at") or "startedAt"
+        raise InvalidInputError(f"{prefix}.finishedAt", f"must not be before {start}")
 
 
 def _check(name: str, value: Any, path: str) -> None:
@@ -94,13 +162,17 @@ def _check(name: str, value: Any, path: str) -> None:
     elif isinstance(value, tuple | list):
         if len(value) > MAX_LIST_LENGTH:
             raise InvalidInputError(path, f"at most {MAX_LIST_LENGTH} items")
+        if name in _NON_EMPTY_LISTS and not value:
+            raise InvalidInputError(path, "must not be empty")
         for index, item in enumerate(value):
+            if isinstance(item, str) and not item.strip():
+                raise InvalidInputError(f"{path}[{index}]", "must not be empty")
             _check(name, item, f"{path}[{index}]")
 
 
 def check_text(name: str, value: str, path: str) -> None:
     identifier = bool(_ID_FIELDS.search(name))
-    limit = MAX_ID_LENGTH if identifier else MAX_TEXT_LENGTH
+    limit = MAX_ID_LENGTH if identifier else _LIMITS.get(name, MAX_TEXT_LENGTH)
     if name in REQUIRED and not value.strip():
         raise InvalidInputError(path, "must not be empty")
     if len(value) > limit:
@@ -108,6 +180,8 @@ def check_text(name: str, value: str, path: str) -> None:
     if name == "session_id" and SESSION_SEPARATOR in value:
         raise InvalidInputError(path, f"must not contain {SESSION_SEPARATOR!r} (Paper ids use it)")
     check_characters(value, path, single_line=identifier)
+    if name in _LINK_FIELDS and _UNSAFE_SCHEME.match(_BLANKS.sub("", value)):
+        raise InvalidInputError(path, "must not use a scheme that runs code or reads local files")
 
 
 def check_characters(value: str, path: str, *, single_line: bool = False) -> None:
@@ -125,10 +199,13 @@ def check_unicode(value: str, path: str) -> None:
 
 
 def check_time(value: datetime, path: str) -> None:
-    """Refuse a time outside ``EARLIEST_TIME .. LATEST_TIME`` (a naive time is taken as UTC)."""
+    """Refuse a time without a zone, or outside ``EARLIEST_TIME .. LATEST_TIME``."""
+    if value.tzinfo is None or value.utcoffset() is None:
+        raise InvalidInputError(path, "must name its time zone (Z or ±hh:mm)")
     # The naive year first: converting a time near datetime's own limits to UTC can overflow.
-    in_range = EARLIEST_TIME.year - 1 <= value.year <= LATEST_TIME.year + 1 and (
-        EARLIEST_TIME <= (value if value.tzinfo else value.replace(tzinfo=UTC)) <= LATEST_TIME
+    in_range = (
+        EARLIEST_TIME.year - 1 <= value.year <= LATEST_TIME.year + 1
+        and EARLIEST_TIME <= value <= LATEST_TIME
     )
     if not in_range:
         raise InvalidInputError(

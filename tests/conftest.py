@@ -1,7 +1,8 @@
 """Shared fixtures: one ``store`` per backend, a runtime over it, and a GraphQL client.
 
 Behaviour tests ask only for ``store`` (or ``gql``, which is built on it), so every behaviour
-runs on every backend. The Neo4j backend needs ``GATEWAY_TEST_NEO4J_URI`` (set by
+runs on every backend: ``file`` (the log engine), ``sqlite`` (the file backend's SQLite engine)
+and ``neo4j``. The Neo4j backend needs ``GATEWAY_TEST_NEO4J_URI`` (set by
 ``tools/test.sh``); without it its cases skip with a reason, and FAIL when
 ``GATEWAY_REQUIRE_NEO4J=1`` (CI).
 """
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gateway.runtime import Runtime, SavedState
+from gateway.runtime.state import Runtime, SavedState
 from gateway.schema import build_schema
 from gateway.schema.context import GraphContext
 from gateway.settings import Settings
@@ -21,6 +22,7 @@ from gateway.stores.file.memory import FileMemoryStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
 from gateway.stores.neo4j.memory import Neo4jMemoryStore
+from gateway.stores.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
 
     from resolvers.store import GraphStore
 
-BACKENDS = ["file", "neo4j"]
+BACKENDS = ["file", "sqlite", "neo4j"]
 
 
 def neo4j_settings() -> dict[str, str] | None:
@@ -49,8 +51,12 @@ def neo4j_settings() -> dict[str, str] | None:
 
 
 async def open_store(backend: str, directory: Path) -> GraphStore:
+    """An empty store of ``backend``. The file store does not fsync: these tests are about
+    behaviour, not durability (``tests/stores/file`` opens its own stores with fsync on)."""
     if backend == "file":
-        return await FileStore.open(directory / "graph")
+        return await FileStore.open(directory / "graph", fsync=False)
+    if backend == "sqlite":
+        return await SqliteStore.open(directory / "graph", fsync=False)
     if backend == "neo4j":
         settings = neo4j_settings()
         assert settings is not None
@@ -75,12 +81,12 @@ async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator
 
 @pytest.fixture
 def settings(tmp_path: Path) -> Settings:
-    return Settings(data_dir=tmp_path, link_wait_seconds=0.3)
+    return Settings(data_dir=tmp_path, link_wait_seconds=0.3, fsync=False)
 
 
 @pytest.fixture
 async def runtime(store: GraphStore, settings: Settings) -> AsyncIterator[Runtime]:
-    memory = await FileMemoryStore.open(settings.data_dir / "memory")
+    memory = await FileMemoryStore.open(settings.data_dir / "memory", fsync=settings.fsync)
     state = SavedState(backend=store.backend)
     neo4j_memory = await Neo4jMemoryStore.open(store) if isinstance(store, Neo4jStore) else None
     yield Runtime(settings, state, memory, stores={store.backend: store}, neo4j_memory=neo4j_memory)

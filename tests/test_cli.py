@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 import uvicorn
 
-from gateway import cli
+from gateway.cli import main as cli
 from gateway.schema import schema_sdl
 from gateway.settings import Settings
 

@@ -6,9 +6,10 @@ import asyncio
 import dataclasses
 from typing import TYPE_CHECKING
 
-from gateway import cli
-from gateway.exports import ExportFormat, export_session, load_session
+from gateway.cli import main as cli
+from gateway.exports.formats import ExportFormat, export_session, load_session
 from gateway.stores.file.store import FileStore
+from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import Backend
 from tests.conftest import neo4j_settings
 from tests.sample_session import SESSION, record_sample_session
@@ -23,8 +24,12 @@ if TYPE_CHECKING:
     from tests.conftest import GraphQLClient
 
 
-def use(monkeypatch: pytest.MonkeyPatch, settings: Settings, backend: Backend) -> None:
-    """Give the CLI ``settings`` reading ``backend`` instead of this process's environment."""
+def use(monkeypatch: pytest.MonkeyPatch, settings: Settings, target: GraphStore | Backend) -> None:
+    """Give the CLI ``settings`` reading ``target`` (a store: its backend and engine) instead
+    of this process's environment."""
+    backend = target if isinstance(target, Backend) else target.backend
+    if isinstance(target, SqliteStore):
+        settings = dataclasses.replace(settings, file_engine="sqlite")
     if backend is Backend.NEO4J:
         connection = neo4j_settings()
         assert connection is not None
@@ -53,7 +58,7 @@ async def test_the_command_writes_the_export_to_a_file(
     await record_sample_session(gql)
     expected = export_session(await load_session(store, SESSION), ExportFormat.MERMAID).content
     await store.aclose()  # the command opens the store itself (the file store is single-writer)
-    use(monkeypatch, settings, store.backend)
+    use(monkeypatch, settings, store)
     output = tmp_path / "session.mmd"
 
     code = await run("export", "--session", SESSION, "--format", "mermaid", "--output", str(output))
@@ -71,7 +76,7 @@ async def test_without_output_the_export_goes_to_stdout(
 ) -> None:
     await record_sample_session(gql)
     await store.aclose()
-    use(monkeypatch, settings, store.backend)
+    use(monkeypatch, settings, store)
 
     code = await run("export", "--session", SESSION, "--format", "graphml")
 

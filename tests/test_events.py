@@ -6,7 +6,7 @@ from datetime import UTC, datetime
 
 import pytest
 
-from gateway.events import EventBus, GraphChange, SubscriberLaggedError, Subscription
+from gateway.live.bus import EventBus, GraphChange, SubscriberLaggedError, Subscription
 from resolvers.records import Label, NodeRecord
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)

@@ -20,7 +20,7 @@ from prov.model import (
     ProvRelation,
 )
 
-from gateway.exports import (
+from gateway.exports.formats import (
     GRAPHML_NS,
     ExportFormat,
     SessionRecords,

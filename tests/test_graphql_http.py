@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gateway.graphql_http import GRAPHQL_RESPONSE_JSON, JSON, response_media_type
+from gateway.http.graphql import GRAPHQL_RESPONSE_JSON, JSON, response_media_type
 
 
 @pytest.mark.parametrize(

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from starlette.testclient import TestClient
 
-from gateway.app import create_app
-from gateway.logs import JsonFormatter, RedactSecrets, log_handler
+from gateway.http.app import create_app
+from gateway.observability.logs import JsonFormatter, RedactSecrets, log_handler
 from gateway.settings import Settings, SettingsError
 
 if TYPE_CHECKING:

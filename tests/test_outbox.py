@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.outbox import Outbox
+from gateway.runtime.outbox import Outbox
 from gateway.stores.file.log import CorruptLogError, StoreLockedError
 from resolvers.events import Event, FirstMessageObserved
 

@@ -7,8 +7,8 @@ import logging
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from gateway.outbox import Outbox
-from gateway.runtime import Runtime, SavedState
+from gateway.runtime.outbox import Outbox
+from gateway.runtime.state import Runtime, SavedState
 from gateway.stores.file.memory import FileMemoryStore
 from resolvers.events import ExecutionObserved, FirstMessageObserved
 from resolvers.observe import observe_execution

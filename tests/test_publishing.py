@@ -7,16 +7,16 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.outbox import Outbox
-from gateway.publishing import PublishingStore
-from gateway.runtime import Runtime, SavedState
+from gateway.live.publishing import PublishingStore
+from gateway.runtime.outbox import Outbox
+from gateway.runtime.state import Runtime, SavedState
 from gateway.stores.file.memory import FileMemoryStore
 from resolvers.events import FirstMessageObserved
 from resolvers.records import Backend, EdgeRecord, EdgeType, Label, NodeRecord
 from tests import builders as b
 
 if TYPE_CHECKING:
-    from gateway.events import EventBus, GraphChange, Subscription
+    from gateway.live.bus import EventBus, GraphChange, Subscription
     from gateway.settings import Settings
     from resolvers.store import GraphStore
     from tests.conftest import GraphQLClient

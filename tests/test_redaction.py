@@ -1,4 +1,5 @@
-"""``gateway.redaction``: one ``redact()`` for logs and client-facing errors (SPEC §8).
+"""``gateway.observability.redaction``: one ``redact()`` for logs and client-facing errors
+(SPEC §8).
 
 Each case writes a secret the way some layer may print it, then checks — by decoding the
 redacted text as that layer encodes (percent-decoding, JSON string escapes) — that the secret
@@ -17,8 +18,14 @@ from urllib.parse import quote, unquote_plus
 
 import pytest
 
-from gateway import redaction
-from gateway.redaction import MASK, redact, register_secrets, request_secrets, server_paths
+from gateway.observability import redaction
+from gateway.observability.redaction import (
+    MASK,
+    redact,
+    register_secrets,
+    request_secrets,
+    server_paths,
+)
 
 SECRET = "s3cret-Token_42 ü"
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from gateway.replay import apply_batch, apply_one
+from gateway.runtime.replay import apply_batch, apply_one
 from resolvers.events import ExecutionObserved, FirstMessageObserved, ProducedArtifact
 from resolvers.subgraph import session_subgraph
 

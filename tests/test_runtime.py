@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import dataclasses
+import shutil
 import stat
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
-from gateway.runtime import STATE_FILE, Runtime
+import pytest
+
+from gateway.runtime.state import STATE_FILE, Runtime
+from resolvers.errors import StoreUnavailableError, StoreWriteError
+from resolvers.events import ExecutionObserved
+from resolvers.observe import observe_execution
 from resolvers.records import Backend
 
 if TYPE_CHECKING:
@@ -95,3 +104,59 @@ async def test_an_unreachable_neo4j_is_degraded_without_naming_its_address(
     assert report.reason is not None
     assert "127.0.0.1" not in report.reason
     assert PASSWORD not in text
+
+
+def _execution() -> ExecutionObserved:
+    at = datetime(2026, 1, 1, tzinfo=UTC)
+    return ExecutionObserved(
+        "s1", "e1", "t1", "run_python", "h1", "succeeded", started_at=at, finished_at=at
+    )
+
+
+async def test_writes_journalled_for_neo4j_keep_the_file_backend_degraded(
+    settings: Settings,
+) -> None:
+    runtime = await Runtime.start(settings)
+    await runtime.configure(
+        backend=Backend.NEO4J, neo4j_uri="bolt://127.0.0.1:9", neo4j_password="p"
+    )
+    with contextlib.suppress(StoreUnavailableError):
+        await runtime.record(observe_execution, _execution())
+
+    report = await runtime.configure(backend=Backend.FILE)
+    await close(runtime)
+
+    assert (report.status, report.reachable, report.pending_writes) == ("DEGRADED", True, 1)
+    assert report.reason is not None
+    assert "journalled" in report.reason
+    assert "127.0.0.1" not in report.reason
+
+
+async def test_a_deleted_data_directory_refuses_writes_and_settings_and_is_degraded(
+    settings: Settings,
+) -> None:
+    runtime = await Runtime.start(settings)
+    await runtime.record(observe_execution, _execution())
+    shutil.rmtree(settings.data_dir)
+
+    with pytest.raises(StoreWriteError) as observed:
+        await runtime.record(
+            observe_execution, dataclasses.replace(_execution(), execution_id="e2")
+        )
+    with pytest.raises(StoreWriteError) as configured:
+        await runtime.configure(enabled=False)
+    health = await runtime.health()
+    for _ in range(40):  # the directory is checked every second
+        if health.status != "HEALTHY":
+            break
+        await asyncio.sleep(0.1)
+        health = await runtime.health()
+    state = runtime.state
+    await close(runtime)
+
+    assert "ENOENT" in observed.value.message
+    assert "ENOENT" in configured.value.message
+    assert str(settings.data_dir) not in configured.value.message
+    assert state.enabled is True  # a setting that could not be saved changed nothing
+    assert (health.status, health.reachable) == ("DEGRADED", False)
+    assert "deleted" in (health.reason or "")

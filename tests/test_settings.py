@@ -83,6 +83,17 @@ def test_a_bad_backend_names_the_variable() -> None:
         from_env(BACKEND="sqlite")
 
 
+@pytest.mark.parametrize(("value", "engine"), [("log", "log"), ("SQLite", "sqlite")])
+def test_the_file_engine_is_read(value: str, engine: str) -> None:
+    assert from_env(FILE_ENGINE=value).file_engine == engine
+    assert from_env().file_engine == "log"
+
+
+def test_a_bad_file_engine_names_the_variable() -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}FILE_ENGINE .*'lmdb'"):
+        from_env(FILE_ENGINE="lmdb")
+
+
 @pytest.mark.parametrize("host", ["0.0.0.0", "192.168.1.10", "::", "example.org"])
 def test_check_bind_refuses_a_non_loopback_host_without_a_token(host: str) -> None:
     with pytest.raises(SettingsError, match=f"{PREFIX}HOST.*{PREFIX}INTERNAL_TOKEN"):

@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from resolvers.chains import ChainKind
 from resolvers.memory import MemoryRecordType
+from resolvers.provenance import DEFAULT_MAX_HOPS, DEFAULT_TARGET, MAX_HOPS_LIMIT
 from resolvers.records import Label
 
 _SESSION = Field(description="The id of the research session you are working in.")
@@ -118,10 +119,12 @@ class TraceProvenanceArguments(ToolArguments):
         default=None, description="The session under review (default: the node's own)."
     )
     target_label: Label = Field(
-        default=Label.RESEARCH_GOAL,
+        default=DEFAULT_TARGET,
         description="Trace until a node of this label (default: the session's ResearchGoal).",
     )
-    max_hops: int = Field(default=8, description="How far to walk upstream (1-32).")
+    max_hops: int = Field(
+        default=DEFAULT_MAX_HOPS, description=f"How far to walk upstream (1-{MAX_HOPS_LIMIT})."
+    )
 
 
 class RecallArguments(ToolArguments):

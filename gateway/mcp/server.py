@@ -21,13 +21,13 @@ from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, Streamable
 from mcp.server.transport_security import TransportSecuritySettings
 
 from gateway.mcp.tools import Caller, Role, call_tool, offered
-from gateway.runtime import Runtime, package_version
+from gateway.runtime.state import Runtime, package_version
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Callable
 
     from mcp.server import ServerRequestContext
-    from starlette.types import ASGIApp
+    from starlette.types import ASGIApp, Scope
 
     from gateway.settings import Settings
 
@@ -45,7 +45,7 @@ REVIEWER_INSTRUCTIONS = (
     "trace_provenance on every artifact or claim you review, and query_graph to read around it."
 )
 
-# The grants of gateway.app.Access, as callers of the tools.
+# The grants of gateway.http.auth.Access, as callers of the tools.
 GRANT_CALLERS = {
     "write": Caller(Role.AGENT, can_write=True),
     "read": Caller(Role.AGENT, can_write=False),
@@ -104,8 +104,20 @@ async def serve_stdio(settings: Settings, role: Role) -> None:
 class HttpEndpoint:
     """``/mcp`` on the gateway: the ASGI app and the session manager its lifespan runs."""
 
-    def __init__(self, settings: Settings, runtime_of: Callable[[], Runtime]) -> None:
-        server = build_server(runtime_of, _caller_of_request)
+    def __init__(
+        self,
+        settings: Settings,
+        runtime_of: Callable[[], Runtime],
+        grant_of: Callable[[Scope], str | None],
+    ) -> None:
+        """``grant_of``: what the HTTP app's authentication granted a request (``read``,
+        ``write``, ``review``), which decides the caller of the tools."""
+
+        def caller_of_request(ctx: ServerRequestContext[Any, Any]) -> Caller:
+            grant = grant_of(ctx.request.scope) if ctx.request is not None else None
+            return GRANT_CALLERS.get(str(grant), GRANT_CALLERS["read"])
+
+        server = build_server(runtime_of, caller_of_request)
         self.manager = StreamableHTTPSessionManager(
             app=server,
             stateless=True,
@@ -119,12 +131,6 @@ class HttpEndpoint:
     async def running(self) -> AsyncIterator[None]:
         async with self.manager.run():
             yield
-
-
-def _caller_of_request(ctx: ServerRequestContext[Any, Any]) -> Caller:
-    request = ctx.request
-    state = getattr(request, "scope", {}).get("state", {}) if request is not None else {}
-    return GRANT_CALLERS.get(str(state.get("grant")), GRANT_CALLERS["read"])
 
 
 def _security(settings: Settings) -> TransportSecuritySettings | None:

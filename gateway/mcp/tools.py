@@ -33,16 +33,16 @@ from gateway.mcp.arguments import (
     ToolArguments,
     TraceProvenanceArguments,
 )
-from gateway.schema.errors import to_graphql
+from gateway.schema.errors import member_for
 from gateway.schema.nodes import excerpt
 from resolvers import chains, declare, memory, provenance, resolve, search
 from resolvers.errors import DomainError, InvalidInputError
-from resolvers.events import Alias, ArtifactAlias, ClaimDeclared, EvidenceDeclared
+from resolvers.events import Alias, ArtifactAlias, ClaimDeclared, EvidenceDeclared, from_input
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
     from resolvers.records import EdgeRecord, NodeRecord
 
 PROPERTY_TEXT_LIMIT = 400
@@ -148,7 +148,7 @@ def in_tool_words(text: str) -> str:
 
 def error_payload(exc: DomainError) -> Payload:
     """The GraphQL error member of ``exc``, as JSON, in the tools' words."""
-    member = to_graphql(exc)
+    member = member_for(exc)
     payload: Payload = {"__typename": type(member).__name__}
     for field in dataclasses.fields(member):
         value = _plain(getattr(member, field.name))
@@ -191,17 +191,8 @@ async def query_graph(runtime: Runtime, a: QueryGraphArguments) -> Payload:
 
 
 async def declare_evidence(runtime: Runtime, a: DeclareEvidenceArguments) -> Payload:
-    event = EvidenceDeclared(
-        session_id=a.session_id,
-        content=a.content,
-        locator=a.locator,
-        evidence_type=a.evidence_type,
-        confidence=a.confidence,
-        strength=a.strength,
-        source_paper_link=a.source_paper_link,
-        source_file_id=a.source_file_id,
-    )
-    result = await declare.declare_evidence(runtime.graph_store, event)
+    event = from_input(EvidenceDeclared, a)
+    result = await runtime.record(declare.declare_evidence, event)
     return {"evidence_id": result.evidence.key, "node_id": result.evidence.id}
 
 
@@ -226,7 +217,7 @@ async def declare_claim(runtime: Runtime, a: DeclareClaimArguments) -> Payload:
         artifact_id=a.artifact_id,
         artifact_version=a.artifact_version,
     )
-    result = await declare.declare_claim(runtime.graph_store, event)
+    result = await runtime.record(declare.declare_claim, event)
     chips = [
         {
             "alias": chip.alias,

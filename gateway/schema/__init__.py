@@ -12,7 +12,13 @@ from strawberry.types.graphql import OperationType
 
 from gateway.schema import enum_docs as enum_docs  # describes the enums' values on import
 from gateway.schema.cost import CostLimit, ReaderPool
-from gateway.schema.errors import DomainErrorsExtension, MaskUnexpectedErrors
+from gateway.schema.errors import (
+    EXCEPTION_HANDLERS,
+    MaskUnexpectedErrors,
+    TimeBudget,
+    budgeted,
+)
+from gateway.schema.execution import LeanExecution
 from gateway.schema.exports import ExportQuery
 from gateway.schema.federation import GatewaySchema
 from gateway.schema.limits import Limits as Limits  # re-exported for create_app
@@ -30,7 +36,7 @@ if TYPE_CHECKING:
 
     from gateway.schema.observability import Observer
 
-Query = merge_types("Query", (GraphQuery, MemoryQuery, ExportQuery))
+Query = budgeted(merge_types("Query", (GraphQuery, MemoryQuery, ExportQuery)))
 Mutation = merge_types("Mutation", (GraphMutation, MemoryMutation))
 
 
@@ -65,19 +71,21 @@ def build_schema(
         mutation=Mutation,
         subscription=GraphSubscription,
         types=[*NODE_TYPES.values(), *MEMORY_TYPES],
+        exception_handlers=EXCEPTION_HANDLERS,
+        execution_context_class=LeanExecution,
         extensions=[
             # Factories: a fresh extension per request; the parse and validation caches
             # behind CachedParse/ValidationCache are shared.
             *limit_extensions(limits),
             lambda: ValidationCache(maxsize=256),
             ReadOnlyGuard,
-            lambda: DomainErrorsExtension(time_budget=limits.query_timeout_seconds),
-            # After DomainErrorsExtension: a heavy query waits for the pool within its budget.
+            lambda: TimeBudget(seconds=limits.query_timeout_seconds),
+            # After TimeBudget: a heavy query waits for the pool within its budget.
             lambda: CostLimit(
                 max_cost=limits.max_cost, max_cost_read=limits.max_cost_read, pool=pool
             ),
             MaskUnexpectedErrors,
-            # Last: its resolve hook wraps DomainErrorsExtension's (see observability.py).
+            # Last: its resolve hook wraps the others' (see observability.py).
             *observed,
         ],
     )

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from gateway.schema.loaders import Loaders
 
 if TYPE_CHECKING:
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
     from resolvers.memory import MemoryStore
     from resolvers.store import GraphStore
 

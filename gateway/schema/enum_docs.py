@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 from graphql import GraphQLObjectType
 
 from gateway.schema.enums import ChainKind, ChipKind, EdgeType, HealthStatus, MatchMode, NodeLabel
-from gateway.schema.errors import Backend, ErrorCode
-from gateway.schema.exports import ExportFormat
+from gateway.schema.errors import ErrorCode, GraphBackend
+from gateway.schema.exports import GraphExportFormat
 from gateway.schema.memory import Feasibility, MemoryRecordType
 from gateway.schema.subscriptions import GraphEventKind
 
@@ -99,8 +99,12 @@ MATCH_MODES = {
 }
 
 HEALTH_STATUSES = {
-    "HEALTHY": "The backend answers; reads and writes work.",
-    "DEGRADED": "Neo4j is selected but unreachable: reads fail, observes are queued.",
+    "HEALTHY": "The backend answers and holds every accepted write; reads and writes work.",
+    "DEGRADED": (
+        "Something is wrong and `reason` says what: Neo4j is selected but unreachable (reads "
+        "fail, observes are queued), the file store cannot write, or accepted observes wait "
+        "in the outbox (`pendingWrites`) and reads do not show them yet."
+    ),
     "NEEDS_PASSWORD": "Neo4j is selected but has no password configured.",
     "DISABLED": "The toggle is off: nothing is recorded, every root field says so.",
 }
@@ -179,8 +183,8 @@ for _enum, _descriptions in (
     (HealthStatus, HEALTH_STATUSES),
     (ChipKind, CHIP_KINDS),
     (ErrorCode, ERROR_CODES),
-    (Backend, BACKENDS),
-    (ExportFormat, EXPORT_FORMATS),
+    (GraphBackend, BACKENDS),
+    (GraphExportFormat, EXPORT_FORMATS),
     (MemoryRecordType, MEMORY_RECORD_TYPES),
     (Feasibility, FEASIBILITIES),
     (GraphEventKind, GRAPH_EVENT_KINDS),

@@ -1,9 +1,15 @@
 """The one place where failures become GraphQL.
 
-* Expected failures (``resolvers.errors.DomainError``) raised by a root field become a member
-  of that field's ``…Result`` union (``DomainErrorsExtension``).
-* Anything else is unexpected: it is logged with a request id and answered as a top-level error
-  "Unexpected error." carrying only that id (``MaskUnexpectedErrors``).
+* Expected failures (``resolvers.errors.DomainError``) become a member of the raising field's
+  ``…Result`` union through strawberry's own mechanism: one ``strawberry.ExceptionHandler`` per
+  domain exception (``EXCEPTION_HANDLERS``, given to the schema). Strawberry applies a handler
+  only to fields whose union has its member; elsewhere the error stays a top-level error.
+* ``MaskUnexpectedErrors`` (strawberry's ``MaskErrors``) rewrites the top-level errors: an
+  unexpected one is logged with a request id and answered as "Unexpected error." carrying only
+  that id; an expected one with no union member to become keeps its message and gains its
+  ``code``. Every message is redacted (request secrets, server paths).
+* ``TimeBudget`` gives a query's root fields a shared time budget; it raises
+  ``QueryLimitExceededError``, which the handlers answer like any other.
 """
 
 from __future__ import annotations
@@ -11,21 +17,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import uuid
+from dataclasses import dataclass
 from enum import Enum
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import strawberry
-from graphql import (
-    GraphQLError,
-    GraphQLResolveInfo,
-    GraphQLUnionType,
-    OperationType,
-    get_nullable_type,
-)
-from strawberry.extensions import SchemaExtension
+from graphql import GraphQLError
+from strawberry.extensions import FieldExtension, MaskErrors, SchemaExtension
+from strawberry.schema.exception_handlers import get_exception_types
 from strawberry.types.graphql import OperationType as StrawberryOperationType
 
-from gateway.redaction import redact, redact_error, request_secrets, server_paths
+from gateway.observability.redaction import redact, redact_error, request_secrets, server_paths
 from gateway.schema.pacing import DEADLINE, OVER_BUDGET
 from resolvers.errors import (
     DeclareRejectedError,
@@ -42,6 +44,9 @@ from resolvers.records import Backend as DomainBackend
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterator
+
+    from strawberry.types import Info
+    from strawberry.types.field import StrawberryField
 
 logger = logging.getLogger(__name__)
 
@@ -67,13 +72,13 @@ class ErrorCode(Enum):
     KEY_OWNED_BY_OTHER_SESSION = "KEY_OWNED_BY_OTHER_SESSION"
 
 
-@strawberry.enum
-class Backend(Enum):
+@strawberry.enum(name="Backend")
+class GraphBackend(Enum):
     FILE = "file"
     NEO4J = "neo4j"
 
     @classmethod
-    def from_domain(cls, backend: DomainBackend | str) -> Backend:
+    def from_domain(cls, backend: DomainBackend | str) -> GraphBackend:
         return cls(str(backend))
 
     def to_domain(self) -> DomainBackend:
@@ -96,7 +101,7 @@ class MemoryGraphDisabled(Error):
     "journalled and will be replayed when it returns."
 )
 class MemoryGraphUnreachable(Error):
-    backend: Backend
+    backend: GraphBackend
     queued: bool
 
 
@@ -131,172 +136,201 @@ class KeyOwnedByOtherSession(Error):
     owner_session_id: str
 
 
-def to_graphql(exc: DomainError) -> Error:
-    """The union member for a domain error."""
-    for kind, convert in _CONVERTERS:
-        if isinstance(exc, kind):
-            return convert(exc)
+def member_for(exc: DomainError) -> Error:
+    """The union member of a domain error, from the handler strawberry would use."""
+    for handler in EXCEPTION_HANDLERS:
+        if isinstance(exc, get_exception_types(handler)):
+            member: Error = handler.member(exc)
+            return member
     raise TypeError(f"unmapped domain error {type(exc).__name__}")
 
 
-def _unreachable(exc: Any) -> Error:
-    if isinstance(exc, StoreWriteError):
+M = TypeVar("M", bound="Error")
+
+
+class _DomainErrorHandler(Generic[M]):
+    """``handle`` answers ``member(exception)`` with its message redacted: a message may quote
+    what the request sent or name a server file."""
+
+    def member(self, exception: Any) -> M:
+        raise NotImplementedError
+
+    def handle(self, exception: Any, *, field: StrawberryField, info: Info) -> M:
+        member = self.member(exception)
+        member.message = redact(
+            member.message, request_secrets(_RequestText.of(info)), paths=_paths_of(info.context)
+        )
+        return member
+
+
+class MemoryGraphDisabledHandler(
+    _DomainErrorHandler[MemoryGraphDisabled],
+    strawberry.ExceptionHandler[MemoryGraphDisabledError, MemoryGraphDisabled],
+):
+    def member(self, exception: MemoryGraphDisabledError) -> MemoryGraphDisabled:
+        return MemoryGraphDisabled(code=ErrorCode.MEMORY_GRAPH_DISABLED, message=exception.message)
+
+
+class MemoryGraphUnreachableHandler(
+    _DomainErrorHandler[MemoryGraphUnreachable],
+    strawberry.ExceptionHandler[StoreUnavailableError | StoreWriteError, MemoryGraphUnreachable],
+):
+    def member(self, exception: StoreUnavailableError | StoreWriteError) -> MemoryGraphUnreachable:
+        queued = isinstance(exception, StoreUnavailableError) and exception.queued
         return MemoryGraphUnreachable(
             code=ErrorCode.MEMORY_GRAPH_UNREACHABLE,
-            message=exc.message,
-            backend=Backend.FILE,
-            queued=False,
+            message=exception.message,
+            backend=GraphBackend.from_domain(exception.backend),
+            queued=queued,
         )
-    return MemoryGraphUnreachable(
-        code=ErrorCode.MEMORY_GRAPH_UNREACHABLE,
-        message=exc.message,
-        backend=Backend.from_domain(exc.backend),
-        queued=exc.queued,
-    )
 
 
-_CONVERTERS: list[tuple[type[DomainError], Callable[[Any], Error]]] = [
-    (
-        MemoryGraphDisabledError,
-        lambda e: MemoryGraphDisabled(code=ErrorCode.MEMORY_GRAPH_DISABLED, message=e.message),
-    ),
-    (StoreUnavailableError, _unreachable),
-    (StoreWriteError, _unreachable),
-    (
-        NodeNotFoundError,
-        lambda e: NodeNotFound(code=ErrorCode.NODE_NOT_FOUND, message=e.message, node_id=e.node_id),
-    ),
-    (
-        InvalidInputError,
-        lambda e: InvalidInput(code=ErrorCode.INVALID_INPUT, message=e.message, field=e.field),
-    ),
-    (
-        QueryLimitExceededError,
-        lambda e: QueryLimitExceeded(code=ErrorCode.QUERY_LIMIT_EXCEEDED, message=e.message),
-    ),
-    (
-        KeyOwnedByOtherSessionError,
-        lambda e: KeyOwnedByOtherSession(
+class NodeNotFoundHandler(
+    _DomainErrorHandler[NodeNotFound], strawberry.ExceptionHandler[NodeNotFoundError, NodeNotFound]
+):
+    def member(self, exception: NodeNotFoundError) -> NodeNotFound:
+        return NodeNotFound(
+            code=ErrorCode.NODE_NOT_FOUND, message=exception.message, node_id=exception.node_id
+        )
+
+
+class InvalidInputHandler(
+    _DomainErrorHandler[InvalidInput], strawberry.ExceptionHandler[InvalidInputError, InvalidInput]
+):
+    def member(self, exception: InvalidInputError) -> InvalidInput:
+        return InvalidInput(
+            code=ErrorCode.INVALID_INPUT, message=exception.message, field=exception.field
+        )
+
+
+class QueryLimitExceededHandler(
+    _DomainErrorHandler[QueryLimitExceeded],
+    strawberry.ExceptionHandler[QueryLimitExceededError, QueryLimitExceeded],
+):
+    def member(self, exception: QueryLimitExceededError) -> QueryLimitExceeded:
+        return QueryLimitExceeded(code=ErrorCode.QUERY_LIMIT_EXCEEDED, message=exception.message)
+
+
+class KeyOwnedByOtherSessionHandler(
+    _DomainErrorHandler[KeyOwnedByOtherSession],
+    strawberry.ExceptionHandler[KeyOwnedByOtherSessionError, KeyOwnedByOtherSession],
+):
+    def member(self, exception: KeyOwnedByOtherSessionError) -> KeyOwnedByOtherSession:
+        return KeyOwnedByOtherSession(
             code=ErrorCode.KEY_OWNED_BY_OTHER_SESSION,
-            message=e.message,
-            key=e.key,
-            node_id=strawberry.ID(e.node_id),
-            owner_session_id=e.owner_session_id,
-        ),
-    ),
-    (
-        DeclareRejectedError,
-        lambda e: DeclareRejected(
-            code=ErrorCode[e.code.value],
-            message=e.message,
-            instruction=e.instruction,
-            alias=e.alias,
-        ),
-    ),
-]
+            message=exception.message,
+            key=exception.key,
+            node_id=strawberry.ID(exception.node_id),
+            owner_session_id=exception.owner_session_id,
+        )
 
 
-class DomainErrorsExtension(SchemaExtension):
-    """Turns a ``DomainError`` raised under a root field into that field's union member.
+class DeclareRejectedHandler(
+    _DomainErrorHandler[DeclareRejected],
+    strawberry.ExceptionHandler[DeclareRejectedError, DeclareRejected],
+):
+    def member(self, exception: DeclareRejectedError) -> DeclareRejected:
+        return DeclareRejected(
+            code=ErrorCode[exception.code.value],
+            message=exception.message,
+            instruction=exception.instruction,
+            alias=exception.alias,
+        )
 
-    The root fields of a query share a time budget of ``time_budget`` seconds from the start of
-    execution; one still running when it is spent is cancelled and answers
-    ``QueryLimitExceeded``. Mutations are never cut short: a write is not abandoned halfway. A
-    domain error whose member the field's union lacks stays a top-level error with its code.
-    """
 
-    def __init__(self, *, time_budget: float | None = None) -> None:
+EXCEPTION_HANDLERS: tuple[_DomainErrorHandler[Any], ...] = (
+    MemoryGraphDisabledHandler(),
+    MemoryGraphUnreachableHandler(),
+    NodeNotFoundHandler(),
+    InvalidInputHandler(),
+    QueryLimitExceededHandler(),
+    KeyOwnedByOtherSessionHandler(),
+    DeclareRejectedHandler(),
+)
+
+
+@dataclass(frozen=True, slots=True)
+class _RequestText:
+    """The document and variables of the request a field runs in (what holds its secrets)."""
+
+    query: str | None
+    variables: dict[str, Any] | None
+
+    @classmethod
+    def of(cls, info: Info[Any, Any]) -> _RequestText:
+        location = info.operation.loc
+        return cls(location.source.body if location else None, info.variable_values)
+
+
+class TimeBudget(SchemaExtension):
+    """The root fields of a query share a time budget of ``seconds`` from the start of
+    execution; one still running when it is spent is cancelled and raises
+    ``QueryLimitExceededError`` (answered ``QueryLimitExceeded`` by its handler). Paced lists
+    check the same deadline while they are serialised. Mutations are never cut short: a write
+    is not abandoned halfway.
+
+    The cut is made by ``WithinBudget``, a field extension that ``budgeted`` puts on every root
+    query field: field extensions run inside strawberry's exception handling, schema
+    extensions' resolve hooks outside it."""
+
+    def __init__(self, *, seconds: float | None = None) -> None:
         super().__init__()
-        self._time_budget = time_budget
-        self._deadline: float | None = None
+        self._seconds = seconds
 
     def on_execute(self) -> Iterator[None]:
         is_query = self.execution_context.operation_type is StrawberryOperationType.QUERY
-        if self._time_budget is None or not is_query:
+        if self._seconds is None or not is_query:
             yield
             return
-        self._deadline = asyncio.get_running_loop().time() + self._time_budget
-        # Paced lists check it while they are serialised, after the root fields returned.
-        token = DEADLINE.set(self._deadline)
+        token = DEADLINE.set(asyncio.get_running_loop().time() + self._seconds)
         try:
             yield
         finally:
             DEADLINE.reset(token)
 
-    def resolve(
-        self,
-        _next: Callable[..., Any],
-        root: Any,
-        info: GraphQLResolveInfo[Any],
-        *args: Any,
-        **kwargs: Any,
+
+class WithinBudget(FieldExtension):
+    """Cancels the field when the query's deadline (``DEADLINE``) passes."""
+
+    def resolve(self, next_: Callable[..., Any], source: Any, info: Info, **kwargs: Any) -> Any:
+        return next_(source, info, **kwargs)
+
+    async def resolve_async(
+        self, next_: Callable[..., Awaitable[Any]], source: Any, info: Info, **kwargs: Any
     ) -> Any:
-        result = _next(root, info, *args, **kwargs)
-        # Nested fields pass straight through: no coroutine wrapper on the hot path.
-        if info.path.prev is not None or not _is_awaitable(result):
-            return result
-        return self._guard(result, info)
-
-    async def _guard(self, result: Awaitable[Any], info: GraphQLResolveInfo[Any]) -> Any:
+        deadline = DEADLINE.get()
+        if deadline is None:
+            return await next_(source, info, **kwargs)
+        budget = asyncio.timeout_at(deadline)
         try:
-            if self._deadline is None or info.operation.operation is not OperationType.QUERY:
-                return await result
-            return await _within(result, self._deadline)
-        except DomainError as exc:
-            member = to_graphql(exc)
-            if not _is_member(member, info):
+            async with budget:
+                return await next_(source, info, **kwargs)
+        except TimeoutError as exc:
+            if not budget.expired():
                 raise
-            # A message may quote what the request sent or name a server file.
-            member.message = redact(
-                member.message,
-                request_secrets(self.execution_context),
-                paths=_paths_of(info.context),
-            )
-            return member
+            raise QueryLimitExceededError(OVER_BUDGET) from exc
 
 
-async def _within(result: Awaitable[Any], deadline: float) -> Any:
-    budget = asyncio.timeout_at(deadline)
-    try:
-        async with budget:
-            return await result
-    except TimeoutError as exc:
-        if not budget.expired():
-            raise
-        raise QueryLimitExceededError(OVER_BUDGET) from exc
+_WITHIN_BUDGET = WithinBudget()
 
 
-def _is_member(member: Error, info: GraphQLResolveInfo[Any]) -> bool:
-    union = get_nullable_type(info.return_type)
-    name = type(member).__strawberry_definition__.name  # type: ignore[attr-defined]
-    return isinstance(union, GraphQLUnionType) and any(t.name == name for t in union.types)
+def budgeted(query: type[Any]) -> type[Any]:
+    """``query`` with ``WithinBudget`` on each of its fields (once, however often it is built)."""
+    for field in query.__strawberry_definition__.fields:
+        if _WITHIN_BUDGET not in field.extensions:
+            field.extensions.append(_WITHIN_BUDGET)
+    return query
 
 
-def _is_awaitable(value: Any) -> bool:
-    return hasattr(value, "__await__")
+class MaskUnexpectedErrors(MaskErrors):
+    """Strawberry's ``MaskErrors`` over every top-level error: an unexpected one becomes
+    "Unexpected error." plus a request id (the original is logged), an expected one keeps its
+    message and gains its ``code``, and every message is redacted."""
 
-
-class MaskUnexpectedErrors(SchemaExtension):
-    """Replace unexpected errors by "Unexpected error." plus a request id; log the original."""
-
-    def on_operation(self) -> Iterator[None]:
-        yield
-        result = self.execution_context.result
-        if result is None or not result.errors:
-            return
-        result.errors = self._redacted(result.errors)
-
-    def on_stream_result(self, result: Any) -> Iterator[None]:
-        """A WebSocket operation's results are sent before ``on_operation`` ends: mask each one
-        the same way before it is streamed (masking a masked error changes nothing)."""
-        if getattr(result, "errors", None):
-            result.errors = self._redacted(result.errors)
-        yield
-
-    def _redacted(self, errors: list[GraphQLError]) -> list[GraphQLError]:
+    def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         secrets = request_secrets(self.execution_context)
         paths = _paths_of(self.execution_context.context)
-        return [redact_error(self._mask(error), secrets, paths=paths) for error in errors]
+        return redact_error(self._mask(error), secrets, paths=paths)
 
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):
@@ -323,7 +357,7 @@ class MaskUnexpectedErrors(SchemaExtension):
 def _expected(error: GraphQLError, exc: DomainError) -> GraphQLError:
     """An expected failure below a root field has no union member to become (e.g. a bad
     ``first`` of ``Session.nodes``): it stays a top-level error, but says what went wrong."""
-    member = to_graphql(exc)
+    member = member_for(exc)
     extensions: dict[str, Any] = {"code": member.code.value}
     if isinstance(member, InvalidInput):
         extensions["field"] = member.field

@@ -9,7 +9,7 @@ from typing import Annotated
 import strawberry
 from strawberry.types import Info
 
-from gateway import exports
+from gateway.exports import formats as exports
 from gateway.schema.context import GraphContext
 from gateway.schema.errors import (
     InvalidInput,
@@ -22,8 +22,8 @@ from gateway.schema.errors import (
 Ctx = Info[GraphContext, None]
 
 
-@strawberry.enum
-class ExportFormat(Enum):
+@strawberry.enum(name="ExportFormat")
+class GraphExportFormat(Enum):
     PROV_JSON = "prov-json"
     PROV_JSONLD = "prov-jsonld"
     GRAPHML = "graphml"
@@ -35,7 +35,7 @@ class ExportFormat(Enum):
 
 @strawberry.type(description="A session rendered in an export format.")
 class SessionExport:
-    format: ExportFormat
+    format: GraphExportFormat
     media_type: str = strawberry.field(description="The IANA media type of `content`.")
     content: str
 
@@ -59,7 +59,7 @@ class ExportQuery:
         "command has no limit). The PROV mapping is in docs/exports.md."
     )
     async def export_session(
-        self, info: Ctx, session_id: str, format: ExportFormat
+        self, info: Ctx, session_id: str, format: GraphExportFormat
     ) -> ExportResult:
         records = await exports.load_session(info.context.store, session_id)
         # Rendering a large session is CPU work: keep it off the event loop.

@@ -3,8 +3,8 @@
 * ``_entities`` (the federation entry point a router calls with ``{__typename, id}``
   representations) answers a malformed representation with ``InvalidInput`` at that position,
   instead of letting strawberry fail on it (an unknown type name, a missing or extra key).
-* Errors are logged by message only, secrets masked (``gateway.redaction``), never with the
-  line of the document they point at; unexpected ones are logged with their traceback by
+* Errors are logged by message only, secrets masked (``gateway.observability.redaction``), never
+  with the line of the document they point at; unexpected ones are logged with their traceback by
   ``MaskUnexpectedErrors``, so the client's own mistakes are logged only at DEBUG.
 * ``execute`` never runs a subscription: those stream over a WebSocket (``subscribe``) or a
   multipart response (``stream``); a subscription POSTed for one JSON answer is refused as
@@ -24,7 +24,7 @@ from strawberry.schema.schema import DEFAULT_ALLOWED_OPERATION_TYPES
 from strawberry.types import ExecutionResult, Info  # noqa: TC002
 from strawberry.types.graphql import OperationType
 
-from gateway.redaction import redact, request_secrets
+from gateway.observability.redaction import redact, request_secrets
 from resolvers.errors import InvalidInputError
 
 if TYPE_CHECKING:

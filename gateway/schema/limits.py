@@ -3,18 +3,25 @@ fragment nesting and expansion, operation selection and cost.
 
 Strawberry's limiters do the counting; the errors they report are marked with
 ``extensions.code = "QUERY_LIMIT_EXCEEDED"`` so a client can tell a refused document from a
-mistyped one. Strawberry's depth and alias limiters follow fragment spreads by recursion, so
-a chain of spreads deeper than ``MAX_FRAGMENT_NESTING``, fragments that expand to more than
-``MAX_FRAGMENT_SPREADS`` spreads (each level spreading the next twice), or a cycle (which
-validation reports) are refused before those limiters run. A document of several operations
+mistyped one. Strawberry's depth and alias limiters follow fragment spreads by recursion, and
+graphql-core's own rules (overlapping fields above all) grow with the fragments' expansion, so
+a chain of spreads deeper than ``MAX_FRAGMENT_NESTING`` or fragments that expand to more than
+``MAX_EXPANDED_SELECTIONS`` selections (each level spreading the next twice) are refused right
+after parsing, before any validation rule runs; the check is one pass over the spreads. A cycle
+is left to validation (which reports it), and the limiters skip it. So is a selection set that
+selects one response name more than ``MAX_REPEATED_FIELD`` times once its fragments are merged
+in (``{ health { status } health { status } … }``): validation compares every pair of fields
+sharing a name, so a 4,000-token document of one field repeated held the event loop for
+seconds. A document of several operations
 needs ``operationName`` (GraphQL over HTTP). The cost limit and the reader pool are
-``gateway.schema.cost``; the time budget is enforced while a query runs
-(``DomainErrorsExtension``, ``gateway.schema.pacing``) and the body size before anything is
-read (``gateway.app.BodySizeLimit``).
+``gateway.schema.cost``; the time budget is enforced while a query runs (``TimeBudget`` in
+``gateway.schema.errors``, ``gateway.schema.pacing``) and the body size before anything is read
+(``gateway.http.app.BodySizeLimit``).
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -22,11 +29,14 @@ from typing import TYPE_CHECKING, Any
 from graphql import (
     ASTValidationRule,
     DocumentNode,
+    FieldNode,
     FragmentDefinitionNode,
     FragmentSpreadNode,
     GraphQLError,
     GraphQLSyntaxError,
+    InlineFragmentNode,
     OperationDefinitionNode,
+    SelectionSetNode,
     parse,
 )
 from strawberry.extensions import (
@@ -45,7 +55,8 @@ if TYPE_CHECKING:
 LIMIT_CODE = "QUERY_LIMIT_EXCEEDED"
 PARSER_CACHE_SIZE = 256
 MAX_FRAGMENT_NESTING = 32
-MAX_FRAGMENT_SPREADS = 1000  # spreads once every fragment is expanded where it is spread
+MAX_EXPANDED_SELECTIONS = 10_000  # selections once every fragment is expanded where spread
+MAX_REPEATED_FIELD = 50  # one response name in one selection set, its fragments merged in
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,23 +120,28 @@ def _fragment_problem(shape: tuple[int, int] | None) -> str | None:
     nesting, expanded = shape
     if nesting > MAX_FRAGMENT_NESTING:
         return f"Fragment spreads nest {nesting} deep; the limit is {MAX_FRAGMENT_NESTING}."
-    if expanded > MAX_FRAGMENT_SPREADS:
-        return f"Fragments expand to {expanded} spreads; the limit is {MAX_FRAGMENT_SPREADS}."
+    if expanded > MAX_EXPANDED_SELECTIONS:
+        limit = MAX_EXPANDED_SELECTIONS
+        return f"Fragments expand to {expanded} selections; the limit is {limit}."
     return None
 
 
 def fragment_shape(document: DocumentNode) -> tuple[int, int] | None:
-    """``(nesting, expanded)``: how deep fragment spreads nest (0: none) and how many spreads
-    the operations hold once every fragment is expanded where it is spread; ``None`` when the
-    spreads form a cycle.
+    """``(nesting, expanded)``: how deep fragment spreads nest (0: none) and how many
+    selections (fields, inline fragments, spreads) the operations hold once every fragment is
+    expanded where it is spread, which bounds the work of the limiters that follow spreads;
+    ``None`` when the spreads form a cycle.
 
     Iterative and memoised, so that the answer itself needs neither deep recursion nor time
     exponential in the nesting (``F0 { ...F1 ...F1 }``, ``F1 { ...F2 ...F2 }``, …)."""
     spreads: dict[str | None, list[str]] = {}
+    size: dict[str | None, int] = {}
     for definition in document.definitions:
         name = definition.name.value if isinstance(definition, FragmentDefinitionNode) else None
         if hasattr(definition, "selection_set"):
-            spreads.setdefault(name, []).extend(_spreads_in(definition))
+            found, selections = _spreads_in(definition)
+            spreads.setdefault(name, []).extend(found)
+            size[name] = size.get(name, 0) + selections
     shape: dict[str, tuple[int, int]] = {}
     on_path: set[str] = set()
     for start in [*spreads.get(None, []), *(name for name in spreads if name)]:
@@ -137,7 +153,7 @@ def fragment_shape(document: DocumentNode) -> tuple[int, int] | None:
                 below = [shape[child] for child in spreads.get(name, ()) if child in shape]
                 shape[name] = (
                     1 + max((depth for depth, _ in below), default=0),
-                    1 + sum(expanded for _, expanded in below),
+                    size[name] + sum(expanded for _, expanded in below),
                 )
                 continue
             if name in shape:
@@ -148,11 +164,70 @@ def fragment_shape(document: DocumentNode) -> tuple[int, int] | None:
             stack.append((name, True))
             stack.extend((child, False) for child in spreads.get(name, ()) if child not in shape)
     top = [shape[name] for name in spreads.get(None, []) if name in shape]
-    return max((depth for depth, _ in top), default=0), sum(expanded for _, expanded in top)
+    nesting = max((depth for depth, _ in top), default=0)
+    return nesting, size.get(None, 0) + sum(expanded for _, expanded in top)
 
 
-def _spreads_in(node: Node) -> list[str]:
+def repeated_field_problem(document: DocumentNode) -> str | None:
+    """Why ``document`` is refused for a response name selected too often in one selection set
+    (fields of its inline fragments and spread fragments merged in, each fragment once, as
+    validation merges them), or None. Call it only on spreads that nest and expand within
+    the limits: it recurses once per nesting level of spreads."""
+    fragments = {
+        d.name.value: d.selection_set
+        for d in document.definitions
+        if isinstance(d, FragmentDefinitionNode)
+    }
+    merged: dict[str, Counter[str]] = {}
+
+    def keys_of(selection_set: SelectionSetNode) -> Counter[str]:
+        counts: Counter[str] = Counter()
+        spread: set[str] = set()  # validation merges a fragment once per selection set
+        pending = list(selection_set.selections)
+        while pending:
+            selection = pending.pop()
+            if isinstance(selection, FieldNode):
+                counts[(selection.alias or selection.name).value] += 1
+            elif isinstance(selection, InlineFragmentNode):
+                pending.extend(selection.selection_set.selections)
+            elif isinstance(selection, FragmentSpreadNode) and selection.name.value not in spread:
+                name = selection.name.value
+                spread.add(name)
+                if name in fragments and name not in merged:
+                    merged[name] = keys_of(fragments[name])
+                counts.update(merged.get(name, {}))
+        return counts
+
+    for selection_set in _selection_sets(document):
+        counts = keys_of(selection_set)
+        if counts:
+            name, count = counts.most_common(1)[0]
+            if count > MAX_REPEATED_FIELD:
+                return (
+                    f"{name!r} is selected {count} times in one selection set; "
+                    f"the limit is {MAX_REPEATED_FIELD}."
+                )
+    return None
+
+
+def _selection_sets(document: DocumentNode) -> Iterator[SelectionSetNode]:
+    """Every selection set validation merges on its own: those of operations, fragments and
+    fields (an inline fragment's belongs to the set around it)."""
+    pending: list[Node] = list(document.definitions)
+    while pending:
+        node = pending.pop()
+        selection_set = getattr(node, "selection_set", None)
+        if selection_set is None:
+            continue
+        if not isinstance(node, InlineFragmentNode):
+            yield selection_set
+        pending.extend(selection_set.selections)
+
+
+def _spreads_in(node: Node) -> tuple[list[str], int]:
+    """The fragments ``node`` spreads (once per spread) and how many selections it holds."""
     found: list[str] = []
+    selections = 0
     pending = [node]
     while pending:
         current = pending.pop()
@@ -160,8 +235,9 @@ def _spreads_in(node: Node) -> list[str]:
             found.append(current.name.value)
         selection_set = getattr(current, "selection_set", None)
         if selection_set is not None:
+            selections += len(selection_set.selections)
             pending.extend(selection_set.selections)
-    return found
+    return found, selections
 
 
 class CachedParse(SchemaExtension):
@@ -179,11 +255,13 @@ class CachedParse(SchemaExtension):
     def on_parse(self) -> Iterator[None]:
         context = self.execution_context
         try:
-            document = _parse(context.query or "", self._max_tokens)
+            document, problem = _parse(context.query or "", self._max_tokens)
         except GraphQLSyntaxError as error:
             if error.message.endswith("Parsing aborted."):
                 raise limit_error(error) from error
             raise
+        if problem is not None:
+            raise limit_error(GraphQLError(problem))
         operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
         if context.operation_name is None and len(operations) > 1:
             # graphql-core would say so too, but strawberry picks the first operation first.
@@ -193,8 +271,14 @@ class CachedParse(SchemaExtension):
 
 
 @lru_cache(maxsize=PARSER_CACHE_SIZE)
-def _parse(query: str, max_tokens: int) -> DocumentNode:
-    return parse(query, max_tokens=max_tokens)
+def _parse(query: str, max_tokens: int) -> tuple[DocumentNode, str | None]:
+    """The document and, when its fragments nest or expand too far, why it is refused."""
+    document = parse(query, max_tokens=max_tokens)
+    shape = fragment_shape(document)
+    problem = _fragment_problem(shape)
+    if problem is None and shape is not None:
+        problem = repeated_field_problem(document)
+    return document, problem
 
 
 def limit_extensions(limits: Limits) -> list[Callable[[], Any]]:

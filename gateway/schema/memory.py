@@ -3,7 +3,7 @@
 Merge both into the root types (``strawberry.tools.merge_types``) and pass ``MEMORY_TYPES`` to
 ``strawberry.Schema(types=...)``: the four record types are only reachable through the
 ``MemoryRecord`` interface. Resolvers read the store from ``info.context.memory`` and let domain
-errors reach ``DomainErrorsExtension``.
+errors reach the schema's exception handlers (``gateway.schema.errors``).
 """
 
 from __future__ import annotations

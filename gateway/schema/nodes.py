@@ -44,17 +44,18 @@ def excerpt(record: NodeRecord) -> str:
     return record.label.value
 
 
-_PROPERTY_FIELDS: dict[type, tuple[str, ...]] = {}
+_PROPERTY_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
 
 
-def _property_fields(cls: type) -> tuple[str, ...]:
-    """The label-specific property fields of a node type, computed once per type."""
+def _property_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The label-specific property fields of a node type (``seq`` aside), each with whether
+    it holds a time, computed once per type."""
     names = _PROPERTY_FIELDS.get(cls)
     if names is None:
         names = _PROPERTY_FIELDS[cls] = tuple(
-            field.name
+            (field.name, field.name.endswith("_at"))
             for field in dataclasses.fields(cls)
-            if field.init and field.name not in _BASE_FIELDS
+            if field.init and field.name not in _BASE_FIELDS and field.name != "seq"
         )
     return names
 
@@ -70,9 +71,11 @@ class GraphNode:
     properties: JSON = strawberry.field(description="Every stored property, snake_case.")
 
     label_of: ClassVar[Label]
+    HAS_SEQ: ClassVar[bool] = False
 
     @classmethod
     def from_record(cls, record: NodeRecord) -> Self:
+        props = record.props
         values: dict[str, Any] = {
             "id": strawberry.ID(record.id),
             "key": record.key,
@@ -80,12 +83,12 @@ class GraphNode:
             "session_id": record.session_id,
             "created_at": record.created_at,
             "excerpt": excerpt(record),
-            "properties": JSON(dict(record.props)),
+            "properties": JSON(dict(props)),
         }
-        for name in _property_fields(cls):
-            raw = record.get(name)
-            values[name] = stored_time(raw) if name.endswith("_at") else raw
-        if "seq" in values:
+        for name, is_time in _property_fields(cls):
+            raw = props.get(name)
+            values[name] = stored_time(raw) if is_time else raw
+        if cls.HAS_SEQ:
             values["seq"] = record.seq
         return cls(**values)
 
@@ -148,6 +151,7 @@ class Task(GraphNode):
     started_at: datetime | None = None
     finished_at: datetime | None = None
     seq: int = 0
+    HAS_SEQ: ClassVar[bool] = True
 
     @strawberry.field(description="The first step inside the scope.")
     async def first_child(self, info: Info[GraphContext, None]) -> GraphNode | None:
@@ -176,6 +180,7 @@ class ToolCall(GraphNode):
     finished_at: datetime | None = None
     retrieved_at: datetime | None = None
     seq: int = 0
+    HAS_SEQ: ClassVar[bool] = True
 
     @strawberry.field(description="What the step produced (Code, Papers).")
     async def products(self, info: Info[GraphContext, None]) -> list[GraphNode]:

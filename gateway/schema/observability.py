@@ -1,9 +1,10 @@
 """Per-operation observation: a Prometheus sample, one log line and (when configured) a span.
 
 ``OperationObserver`` is the last extension of the schema, so its ``resolve`` hook wraps the
-one that turns domain errors into union members (it sees which member a root field answered)
+field resolvers, inside which strawberry's exception handlers turn domain errors into union
+members (it sees which member a root field answered)
 and its ``on_operation`` closes first (it sees errors before they are masked, to tell
-unexpected ones apart). Outcomes are described in ``gateway.metrics``.
+unexpected ones apart). Outcomes are described in ``gateway.observability.metrics``.
 """
 
 from __future__ import annotations
@@ -12,12 +13,12 @@ import logging
 import time
 from contextlib import nullcontext
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from graphql import GraphQLError
 from strawberry.extensions import SchemaExtension
 
-from gateway.schema.errors import Error, to_graphql
+from gateway.schema.errors import Error, member_for
 from resolvers.errors import DomainError
 
 if TYPE_CHECKING:
@@ -26,7 +27,7 @@ if TYPE_CHECKING:
     from graphql import GraphQLResolveInfo
     from opentelemetry.trace import Span, Tracer
 
-    from gateway.metrics import Metrics
+    from gateway.observability.metrics import Metrics
 
 logger = logging.getLogger("gateway.requests")
 
@@ -45,6 +46,9 @@ class Observer:
 
 
 class OperationObserver(SchemaExtension):
+    # Nested fields pass through ``resolve`` untouched: ``LeanExecution`` may skip it for them.
+    RESOLVES_ROOT_FIELDS_ONLY: ClassVar[bool] = True
+
     def __init__(self, observer: Observer) -> None:
         super().__init__()
         self._observer = observer
@@ -135,7 +139,7 @@ class OperationObserver(SchemaExtension):
             return self._members[0]
         domain = [cause for cause in causes if isinstance(cause, DomainError)]
         if domain:
-            return str(type(to_graphql(domain[0])).__strawberry_definition__.name)  # type: ignore[attr-defined]
+            return str(type(member_for(domain[0])).__strawberry_definition__.name)  # type: ignore[attr-defined]
         return REJECTED if errors else SUCCESS
 
 
@@ -152,7 +156,7 @@ def _server_kind() -> Any:
 def _annotate(span: Span, operation_type: str, name: str | None, outcome: str) -> None:
     from opentelemetry.trace import Status, StatusCode
 
-    from gateway.logs import current_request_id
+    from gateway.observability.logs import current_request_id
 
     span.update_name(f"{operation_type} {name or 'anonymous'}")
     span.set_attribute("graphql.operation.type", operation_type)

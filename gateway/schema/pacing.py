@@ -4,7 +4,7 @@ graphql-core completes a plain list in one go: 5,000 nodes with their fields hol
 for about a second, and nothing else (a writer's fsync completion, a ``{ __typename }``) runs
 meanwhile. A list that is also an async iterable is completed item by item
 (``complete_async_iterator_value``), so ``Paced`` hands the loop back every ``PACE`` items —
-and there, once the query's deadline (``DEADLINE``, set by ``DomainErrorsExtension``) has
+and there, once the query's deadline (``DEADLINE``, set by ``TimeBudget``) has
 passed, stops the work with ``QueryLimitExceeded``. To the rest of the code it is a list.
 """
 

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 
 from gateway.schema.enums import ChainKind, ChipKind, EdgeType, HealthStatus, NodeLabel
 from gateway.schema.errors import (
-    Backend,
     DeclareRejected,
+    GraphBackend,
     InvalidInput,
     KeyOwnedByOtherSession,
     MemoryGraphDisabled,
@@ -29,13 +29,28 @@ from gateway.schema.nodes import (
     SourceFile,
     Task,
     ToolCall,
+    to_node,
 )
+from gateway.schema.pacing import Paced, paced_map
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from gateway.runtime.state import HealthReport
+    from resolvers.artifacts import ArtifactProvenance
+    from resolvers.cleanup import CleanupCounts
+    from resolvers.declare import Chip, ClaimResult, EvidenceResult
+    from resolvers.observe import ArtifactResult, WriteResult
+    from resolvers.provenance import ProvenanceStep, ProvenanceTrace
+    from resolvers.records import GraphSlice
+    from resolvers.subgraph import ProductGroup, SessionGraph
+    from resolvers.validate import RejectedRecord
 
 
 @strawberry.type(description="The gateway's state.")
 class Health:
     status: HealthStatus
-    backend: Backend
+    backend: GraphBackend
     enabled: bool
     reachable: bool
     pending_writes: int = strawberry.field(description="Observe events waiting for replay.")
@@ -45,14 +60,39 @@ class Health:
         description="Why the status is DEGRADED (e.g. the file store's disk is full); null else.",
     )
 
+    @classmethod
+    def from_record(cls, report: HealthReport) -> Health:
+        return cls(
+            status=HealthStatus(report.status),
+            backend=GraphBackend.from_domain(report.backend),
+            enabled=report.enabled,
+            reachable=report.reachable,
+            pending_writes=report.pending_writes,
+            version=report.version,
+            reason=report.reason,
+        )
 
-@strawberry.type(description="Several products of one kind made inside one subagent scope.")
-class ProductGroup:
+
+@strawberry.type(
+    name="ProductGroup",
+    description="Several products of one kind made inside one subagent scope.",
+)
+class ProductGroupPayload:
     id: strawberry.ID = strawberry.field(description="`_group:<scope task id>:<kind>`")
     scope_id: strawberry.ID
     kind: NodeLabel
     count: int
     members: list[strawberry.ID]
+
+    @classmethod
+    def from_record(cls, group: ProductGroup) -> ProductGroupPayload:
+        return cls(
+            id=strawberry.ID(group.id),
+            scope_id=strawberry.ID(group.scope_id),
+            kind=NodeLabel.from_domain(group.kind),
+            count=len(group.members),
+            members=[strawberry.ID(member) for member in group.members],
+        )
 
 
 @strawberry.type(
@@ -63,11 +103,33 @@ class ProductGroup:
 class Subgraph:
     nodes: list[GraphNode]
     edges: list[GraphEdge]
-    groups: list[ProductGroup] = strawberry.field(
+    groups: list[ProductGroupPayload] = strawberry.field(
         description="Folded products of subagent scopes (when `fold` is on)."
     )
     total: int
     truncated: bool
+
+    @classmethod
+    async def from_session_graph(cls, graph: SessionGraph) -> Subgraph:
+        return cls(
+            # Up to 5,000 nodes: converted in steps too, not only serialised in steps.
+            nodes=await paced_map(to_node, graph.nodes),
+            edges=await paced_map(GraphEdge.from_record, graph.edges),
+            groups=[ProductGroupPayload.from_record(group) for group in graph.groups],
+            total=graph.total,
+            truncated=graph.truncated,
+        )
+
+    @classmethod
+    def from_record(cls, found: GraphSlice) -> Subgraph:
+        """A slice without folded groups (a scope's or a group's expansion)."""
+        return cls(
+            nodes=[to_node(node) for node in found.nodes],
+            edges=[GraphEdge.from_record(edge) for edge in found.edges],
+            groups=[],
+            total=found.total,
+            truncated=found.truncated,
+        )
 
 
 @strawberry.type
@@ -98,6 +160,16 @@ class Chain:
     truncated: bool
     end_cursor: str | None = None
 
+    @classmethod
+    def from_record(cls, found: GraphSlice) -> Chain:
+        return cls(
+            nodes=Paced(to_node(node) for node in found.nodes),
+            edges=Paced(GraphEdge.from_record(edge) for edge in found.edges),
+            total=found.total,
+            truncated=found.truncated,
+            end_cursor=found.end_cursor,
+        )
+
 
 @strawberry.type
 class ChainKindAvailability:
@@ -109,9 +181,20 @@ class ChainKindAvailability:
 class ChainAvailability:
     entries: list[ChainKindAvailability]
 
+    @classmethod
+    def from_record(cls, found: Mapping[ChainKind, bool]) -> ChainAvailability:
+        return cls(
+            entries=[
+                ChainKindAvailability(kind=kind, exists=exists) for kind, exists in found.items()
+            ]
+        )
 
-@strawberry.type(description="A node a trace reached, and the stored edge it was reached by.")
-class ProvenanceStep:
+
+@strawberry.type(
+    name="ProvenanceStep",
+    description="A node a trace reached, and the stored edge it was reached by.",
+)
+class ProvenanceStepPayload:
     hop: int = strawberry.field(
         description="The hop it was first reached at (a run of `next` edges is one hop)."
     )
@@ -124,15 +207,28 @@ class ProvenanceStep:
     )
     is_terminal: bool = strawberry.field(description="Whether `node` has the target label.")
 
+    @classmethod
+    def from_record(cls, step: ProvenanceStep) -> ProvenanceStepPayload:
+        return cls(
+            hop=step.hop,
+            node=to_node(step.node),
+            via_edge=EdgeType.from_domain(step.via_edge),
+            reached_from=strawberry.ID(step.reached_from),
+            is_terminal=step.is_terminal,
+        )
 
-@strawberry.type(description="An upstream exploration with a verdict; it never outputs a decision.")
-class ProvenanceTrace:
+
+@strawberry.type(
+    name="ProvenanceTrace",
+    description="An upstream exploration with a verdict; it never outputs a decision.",
+)
+class ProvenanceTracePayload:
     start_node: GraphNode
-    path: list[ProvenanceStep] = strawberry.field(
+    path: list[ProvenanceStepPayload] = strawberry.field(
         description="The witness: a shortest upstream path from the start to a target node, "
         "every stored edge walked, ending on the terminal; empty when broken or truncated."
     )
-    chain: list[ProvenanceStep] = strawberry.field(
+    chain: list[ProvenanceStepPayload] = strawberry.field(
         description="The exploration, hop by hop: the nodes reached over single edges, the "
         "ends of each run of `next` edges; the last hop only its terminal nodes when it "
         "reached the target."
@@ -141,9 +237,23 @@ class ProvenanceTrace:
     truncated: bool
     reason: str | None
 
+    @classmethod
+    def from_record(cls, trace: ProvenanceTrace) -> ProvenanceTracePayload:
+        return cls(
+            start_node=to_node(trace.start),
+            path=Paced(ProvenanceStepPayload.from_record(step) for step in trace.path),
+            chain=Paced(ProvenanceStepPayload.from_record(step) for step in trace.chain),
+            broken=trace.broken,
+            truncated=trace.truncated,
+            reason=trace.reason,
+        )
 
-@strawberry.type(description="Addressing information of one artifact version and its inputs.")
-class ArtifactProvenance:
+
+@strawberry.type(
+    name="ArtifactProvenance",
+    description="Addressing information of one artifact version and its inputs.",
+)
+class ArtifactProvenancePayload:
     artifact: Artifact
     producing_code: Code | None = strawberry.field(description="The Code that produced it.")
     tool_call: ToolCall | None
@@ -155,6 +265,15 @@ class ArtifactProvenance:
     )
     def code(self) -> Code | None:
         return self.producing_code
+
+    @classmethod
+    def from_record(cls, found: ArtifactProvenance) -> ArtifactProvenancePayload:
+        return cls(
+            artifact=Artifact.from_record(found.artifact),
+            producing_code=Code.from_record(found.code) if found.code else None,
+            tool_call=ToolCall.from_record(found.tool_call) if found.tool_call else None,
+            dependencies=[to_node(node) for node in found.dependencies],
+        )
 
 
 @strawberry.type(
@@ -177,21 +296,38 @@ class Observed:
         "the valid ones were recorded. Empty when every record was accepted.",
     )
 
+    @classmethod
+    def from_record(cls, result: WriteResult, rejected: Sequence[RejectedRecord] = ()) -> Observed:
+        """``rejected``: the records of a batch left out before the write (``accept_products``)."""
+        return cls(
+            written=result.written,
+            node_ids=[strawberry.ID(node) for node in result.node_ids],
+            rejected=[Rejected(index=r.index, field=r.field, message=r.message) for r in rejected],
+        )
+
 
 @strawberry.type
 class ArtifactRegistered:
     artifact: Artifact
     written: int
 
+    @classmethod
+    def from_record(cls, result: ArtifactResult) -> ArtifactRegistered:
+        return cls(artifact=Artifact.from_record(result.artifact), written=result.written)
 
-@strawberry.type
-class EvidenceDeclared:
+
+@strawberry.type(name="EvidenceDeclared")
+class EvidenceDeclaredPayload:
     evidence_id: str
     evidence: Evidence
 
+    @classmethod
+    def from_record(cls, result: EvidenceResult) -> EvidenceDeclaredPayload:
+        return cls(evidence_id=result.evidence.key, evidence=Evidence.from_record(result.evidence))
 
-@strawberry.type
-class Chip:
+
+@strawberry.type(name="Chip")
+class ChipPayload:
     alias: str
     kind: ChipKind
     id: str = strawberry.field(description="The bare domain id (evidence, artifact or file id).")
@@ -199,16 +335,35 @@ class Chip:
     label: str
     version: int | None
 
+    @classmethod
+    def from_record(cls, chip: Chip) -> ChipPayload:
+        return cls(
+            alias=chip.alias,
+            kind=ChipKind(chip.kind.value),
+            id=chip.id,
+            node_id=strawberry.ID(chip.node_id),
+            label=chip.alias,
+            version=chip.version,
+        )
 
-@strawberry.type
-class ClaimDeclared:
+
+@strawberry.type(name="ClaimDeclared")
+class ClaimDeclaredPayload:
     claim_id: str
     claim: Claim
-    chip_map: list[Chip]
+    chip_map: list[ChipPayload]
+
+    @classmethod
+    def from_record(cls, result: ClaimResult) -> ClaimDeclaredPayload:
+        return cls(
+            claim_id=result.claim.key,
+            claim=Claim.from_record(result.claim),
+            chip_map=[ChipPayload.from_record(chip) for chip in result.chips],
+        )
 
 
-@strawberry.type
-class ClaimsLinked:
+@strawberry.type(name="ClaimsLinked")
+class ClaimsLinkedPayload:
     linked: int
 
 
@@ -216,6 +371,10 @@ class ClaimsLinked:
 class Cleanup:
     marked: int
     deleted: int
+
+    @classmethod
+    def from_record(cls, result: CleanupCounts) -> Cleanup:
+        return cls(marked=result.marked, deleted=result.deleted)
 
 
 NodeResult = Annotated[
@@ -282,7 +441,7 @@ ChainExistsResult = Annotated[
     strawberry.union("ChainExistsResult"),
 ]
 ProvenanceResult = Annotated[
-    ProvenanceTrace
+    ProvenanceTracePayload
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | NodeNotFound
@@ -291,7 +450,7 @@ ProvenanceResult = Annotated[
     strawberry.union("ProvenanceResult"),
 ]
 ArtifactProvenanceResult = Annotated[
-    ArtifactProvenance
+    ArtifactProvenancePayload
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | NodeNotFound
@@ -312,7 +471,7 @@ DeclareArtifactResult = Annotated[
     strawberry.union("DeclareArtifactResult"),
 ]
 DeclareEvidenceResult = Annotated[
-    EvidenceDeclared
+    EvidenceDeclaredPayload
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | InvalidInput
@@ -320,11 +479,19 @@ DeclareEvidenceResult = Annotated[
     strawberry.union("DeclareEvidenceResult"),
 ]
 DeclareClaimResult = Annotated[
-    ClaimDeclared | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | DeclareRejected,
+    ClaimDeclaredPayload
+    | MemoryGraphDisabled
+    | MemoryGraphUnreachable
+    | InvalidInput
+    | DeclareRejected,
     strawberry.union("DeclareClaimResult"),
 ]
 LinkClaimsResult = Annotated[
-    ClaimsLinked | MemoryGraphDisabled | MemoryGraphUnreachable | InvalidInput | DeclareRejected,
+    ClaimsLinkedPayload
+    | MemoryGraphDisabled
+    | MemoryGraphUnreachable
+    | InvalidInput
+    | DeclareRejected,
     strawberry.union("LinkClaimsResult"),
 ]
 CleanupResult = Annotated[

@@ -10,14 +10,14 @@ import strawberry
 from graphql import GraphQLError
 from strawberry.types import Info
 
-from gateway.events import SubscriberLaggedError
+from gateway.live.bus import SubscriberLaggedError
 from gateway.schema.context import GraphContext
 from gateway.schema.nodes import GraphEdge, GraphNode, to_node
 from resolvers.errors import MemoryGraphDisabledError
 from resolvers.validate import check_text
 
 if TYPE_CHECKING:
-    from gateway.events import GraphChange
+    from gateway.live.bus import GraphChange
 
 Ctx = Info[GraphContext, None]
 

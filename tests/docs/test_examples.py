@@ -27,9 +27,10 @@ from graphql import (
     print_ast,
 )
 
-from gateway.app import create_app
+from gateway.http.app import create_app
 from gateway.schema import build_schema
 from gateway.settings import Settings
+from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import Backend
 from tests.conftest import neo4j_settings
 from tests.docs.markdown import Example, MarkerError, examples
@@ -170,19 +171,24 @@ async def test_every_example_of_the_docs_runs_in_order_as_documented(
     store: GraphStore, tmp_path: Path
 ) -> None:
     backend = store.backend
+    engine = "sqlite" if isinstance(store, SqliteStore) else "log"
     await store.aclose()  # emptied (Neo4j wiped); the server opens its own
     blocks = runnable(DOCS)
 
-    problems = await asyncio.to_thread(run_story, blocks, serve_settings(backend, tmp_path))
+    problems = await asyncio.to_thread(run_story, blocks, serve_settings(backend, tmp_path, engine))
 
     assert len(blocks) >= len(STORY)
     assert problems == []
 
 
-def serve_settings(backend: Backend, data_dir: Path) -> Settings:
+def serve_settings(backend: Backend, data_dir: Path, engine: str = "log") -> Settings:
     # The docs are checked for what they answer, not how fast: a loaded machine gets time.
     settings = Settings(
-        data_dir=data_dir, fsync=False, backend=backend, query_timeout_seconds=STORY_SECONDS
+        data_dir=data_dir,
+        fsync=False,
+        backend=backend,
+        file_engine=engine,
+        query_timeout_seconds=STORY_SECONDS,
     )
     if backend is Backend.NEO4J:
         connection = neo4j_settings()

@@ -13,7 +13,7 @@ import pytest
 
 from bench.generate import generate_session
 from bench.preload import apply_session
-from gateway.explorer import Explorer
+from gateway.http.explorer import Explorer
 from gateway.stores.file.store import FileStore
 from tests.e2e.conftest import (
     ARTIFACTS,

@@ -6,7 +6,7 @@ import base64
 import hashlib
 from typing import TYPE_CHECKING
 
-from gateway.playground import ASSETS, Playground
+from gateway.http.playground import ASSETS, Playground
 from tests.e2e.conftest import (
     ARTIFACTS,
     CLIENTS,

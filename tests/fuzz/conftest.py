@@ -12,7 +12,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gateway.runtime import Runtime, SavedState
+from gateway.runtime.state import Runtime, SavedState
 from gateway.schema.context import GraphContext
 from gateway.settings import Settings
 from gateway.stores.file.memory import FileMemoryStore

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from gateway.app import create_app
+from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.fuzz.conftest import FUZZ, PYTHON_TEXT
 

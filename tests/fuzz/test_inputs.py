@@ -413,7 +413,7 @@ async def state(sandbox: Sandbox) -> tuple[Any, ...]:
     edges = {edge.identity: edge for edge in captured.edges}
     memory = await sandbox.runtime.memory.all_records()
     count = await sandbox.store.count_nodes()
-    return count, nodes, edges, captured.seq, sandbox.store.size_bytes, memory
+    return count, nodes, edges, captured.seq, sandbox.store.stored_bytes(), memory
 
 
 SUCCESSES = {

@@ -120,7 +120,10 @@ async def test_a_later_session_cannot_cite_a_soft_deleted_artifact(gql: GraphQLC
 
     result = await b.claim(gql, "d", artifacts=[("fig", 1)])
 
-    assert result["code"] == "ARTIFACT_VERSION_NOT_FOUND"
+    assert (result["__typename"], result["code"]) == (
+        "DeclareRejected",
+        "ARTIFACT_VERSION_NOT_FOUND",
+    )
 
 
 async def test_project_cleanup_deletes_every_node_of_its_sessions(

@@ -41,18 +41,6 @@ async def test_evidence_for_a_paper_of_another_session_is_rejected(gql: GraphQLC
     assert b.node_ids(await b.subgraph(gql, "s2")) == {"ToolCall:subtask:mcp:other"}
 
 
-async def test_evidence_needs_exactly_one_source(gql: GraphQLClient) -> None:
-    await paper_session(gql)
-    await b.upload(gql, "s1", "paper.pdf", "application/pdf")
-
-    neither = await b.evidence(gql, "s1")
-    both = await b.evidence(gql, "s1", link=A, file=b.file_id("s1", "paper.pdf"))
-
-    assert neither["code"] == "NO_SOURCE"
-    assert both["code"] == "AMBIGUOUS_SOURCE"
-    assert b.node_ids(await b.subgraph(gql, "s1"), "EVIDENCE") == set()
-
-
 async def test_the_same_evidence_declared_twice_is_one_node(gql: GraphQLClient) -> None:
     await paper_session(gql)
     first = await b.evidence(gql, "s1", link=A)
@@ -72,16 +60,6 @@ async def test_a_claim_with_no_cites_is_rejected_with_an_instruction(gql: GraphQ
     assert "citesEvidence" in result["instruction"]
 
 
-async def test_a_claim_whose_cites_are_all_empty_ids_is_rejected(gql: GraphQLClient) -> None:
-    await b.upload(gql, "s1", "data.csv")
-
-    result = await b.claim(gql, "s1", evidence_ids=[" "], artifacts=[("", None)], files=[""])
-
-    assert result["code"] == "NO_CITES_TARGET"
-    assert result["instruction"]
-    assert b.node_ids(await b.subgraph(gql, "s1"), "CLAIM") == set()
-
-
 async def test_a_claim_citing_unknown_evidence_names_declare_evidence(gql: GraphQLClient) -> None:
     result = await b.claim(gql, "s1", evidence_ids=["never-declared"])
 
@@ -96,7 +74,10 @@ async def test_a_claim_citing_an_unmirrored_artifact_names_list_artifacts(
 
     result = await b.claim(gql, "s1", artifacts=[("fig", 2)])
 
-    assert result["code"] == "ARTIFACT_VERSION_NOT_FOUND"
+    assert (result["__typename"], result["code"]) == (
+        "DeclareRejected",
+        "ARTIFACT_VERSION_NOT_FOUND",
+    )
     assert "list_artifacts" in result["instruction"]
 
 
@@ -212,7 +193,7 @@ async def test_linking_an_unknown_claim_is_rejected(gql: GraphQLClient) -> None:
 
     result = await b.link_claims(gql, "s1", "report", 1, ["no-such-claim"])
 
-    assert result["code"] == "CLAIM_NOT_FOUND"
+    assert (result["__typename"], result["code"]) == ("DeclareRejected", "CLAIM_NOT_FOUND")
     assert result["instruction"]
 
 

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.exports import ExportFormat, export_session, load_session
+from gateway.exports.formats import ExportFormat, export_session, load_session
 from tests.sample_session import SESSION, record_sample_session
 
 if TYPE_CHECKING:

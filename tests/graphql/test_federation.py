@@ -12,7 +12,7 @@ from tests import builders as b
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
     from resolvers.records import NodeRecord
     from tests.conftest import GraphQLClient
 

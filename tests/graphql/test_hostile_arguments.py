@@ -36,7 +36,7 @@ async def observe_at(gql: GraphQLClient, finished: str, execution_id: str = "e1"
         "tool": "run_python",
         "codeHash": "h1",
         "status": "succeeded",
-        "startedAt": "2026-01-01T00:00:00Z",
+        "startedAt": "1970-01-01T00:00:00Z",  # the earliest time: any finish is not before it
         "finishedAt": finished,
     }
     return await b.mutate(gql, "observeExecution", "ObserveExecutionInput", value, OBSERVED)

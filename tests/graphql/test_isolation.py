@@ -8,18 +8,22 @@ aliases, with a lower limit for the read token. Large lists are serialised in st
 from __future__ import annotations
 
 import asyncio
+import uuid
 from typing import TYPE_CHECKING, Any
+
+import graphql
+import strawberry.schema.schema
 
 from gateway.schema import build_schema
 from gateway.schema import pacing as schema_pacing
-from gateway.schema.limits import MAX_FRAGMENT_NESTING, Limits
+from gateway.schema.limits import MAX_FRAGMENT_NESTING, MAX_REPEATED_FIELD, Limits
 from tests import builders as b
 from tests.conftest import GraphQLClient
 
 if TYPE_CHECKING:
     import pytest
 
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
 
 LIMIT = "QUERY_LIMIT_EXCEEDED"
 
@@ -254,3 +258,70 @@ async def test_fragments_that_double_at_every_level_are_refused_at_once(runtime:
     result = await asyncio.wait_for(gql.raw(document), 10)
 
     assert codes(result) == [LIMIT]
+
+
+def spy_on_validation(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The documents graphql-core validates from now on (past strawberry's validation cache)."""
+    validated: list[object] = []
+    validate = graphql.validate  # what strawberry.schema.schema calls
+
+    def recording(schema: Any, document: Any, *args: Any, **kwargs: Any) -> Any:
+        validated.append(document)
+        return validate(schema, document, *args, **kwargs)
+
+    monkeypatch.setattr(strawberry.schema.schema, "validate", recording)
+    return validated
+
+
+def layered_fragments(width: int, levels: int) -> str:
+    """``levels`` levels of ``width`` small fragments, each spreading every fragment of the next."""
+    definitions = []
+    for level in range(levels):
+        body = " ".join(f"...F{level + 1}_{j}" for j in range(width))
+        if level == levels - 1:
+            body = "health { status }"
+        definitions += [f"fragment F{level}_{i} on Query {{ {body} }}" for i in range(width)]
+    top = " ".join(f"...F0_{j}" for j in range(width))
+    return f"{{ {top} }} " + " ".join(definitions)
+
+
+async def test_many_small_fragments_spread_many_times_are_refused_before_validation(
+    gql: GraphQLClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    validated = spy_on_validation(monkeypatch)
+    nested, wide = layered_fragments(3, 100), layered_fragments(10, 4)
+
+    results = [await gql.raw(nested), await gql.raw(wide)]
+
+    assert [codes(result) for result in results] == [[LIMIT], [LIMIT]]
+    assert validated == []  # no validation rule ever walked the expansion
+
+
+async def test_one_field_repeated_in_a_selection_set_is_refused_before_validation(
+    gql: GraphQLClient, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    validated = spy_on_validation(monkeypatch)
+    name = f"query Q{uuid.uuid4().hex} "  # a document of its own: never a cached validation
+    at_limit = name + "{ " + "health { status } " * MAX_REPEATED_FIELD + "}"
+    over = name + "{ " + "health { status } " * 900 + "}"
+    spread = name + "{ " + "...F " * 200 + "} fragment F on Query { health { status } }"
+
+    refused = await gql.raw(over)
+    answered = [await gql.raw(at_limit), await gql.raw(spread)]
+
+    assert codes(refused) == [LIMIT]
+    assert "health" in refused.errors[0].message
+    assert len(validated) == 2  # only the documents within the limits were validated
+    assert [result.data for result in answered] == [{"health": {"status": "HEALTHY"}}] * 2
+
+
+async def test_one_fragment_spread_many_times_is_refused_by_what_it_expands_to(
+    gql: GraphQLClient,
+) -> None:
+    fields = " ".join(f"a{i}: health {{ status }}" for i in range(100))
+    document = "{ " + "...F " * 900 + "} fragment F on Query { " + fields + " }"
+
+    result = await gql.raw(document)
+
+    assert codes(result) == [LIMIT]
+    assert "selections" in result.errors[0].message

@@ -114,7 +114,7 @@ async def test_evidence_for_an_identifier_never_found_is_rejected(gql: GraphQLCl
     missing = await b.evidence(gql, "s1", link="PMID:31452105")
 
     assert found["__typename"] == "EvidenceDeclared"
-    assert missing["code"] == "SOURCE_PAPER_NOT_FOUND"
+    assert (missing["__typename"], missing["code"]) == ("DeclareRejected", "SOURCE_PAPER_NOT_FOUND")
 
 
 async def test_spellings_of_one_doi_are_one_paper(gql: GraphQLClient) -> None:

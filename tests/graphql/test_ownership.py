@@ -140,3 +140,21 @@ async def test_concurrent_creators_of_one_key_leave_one_owner(gql: GraphQLClient
     assert (code["sessionId"], code["tool"]) == (winner, f"tool-{winner}")
     owners = {r["ownerSessionId"] for r in results if r["__typename"] != "Observed"}
     assert owners == {winner}
+
+
+SUPERSEDES = "{ edgesByType(types: [SUPERSEDES]) { ... on EdgeList { edges { source target } } } }"
+
+
+async def _lineage(gql: GraphQLClient) -> set[tuple[str, str]]:
+    edges = (await gql.execute(SUPERSEDES))["edgesByType"]["edges"]
+    return {(edge["source"], edge["target"]) for edge in edges}
+
+
+async def test_versions_of_another_session_never_join_its_lineage(gql: GraphQLClient) -> None:
+    await _execution(gql, "B", "exec-b2", producedArtifacts=[b.artifact("fig", 2)])
+    await _execution(gql, "A", "exec-a1", producedArtifacts=[b.artifact("fig", 1)])
+
+    await _execution(gql, "A", "exec-a3", producedArtifacts=[b.artifact("fig", 3)])
+
+    assert await _lineage(gql) == {("Artifact:fig#v3", "Artifact:fig#v1")}
+    assert (await _props(gql, "Artifact:fig#v2"))["sessionId"] == "B"

@@ -10,18 +10,18 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import StatusCode
 
+from gateway.observability.tracing import tracing_from
 from gateway.schema import build_schema
 from gateway.schema.context import GraphContext
 from gateway.schema.observability import Observer
 from gateway.settings import Settings
-from gateway.tracing import tracing_from
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     import strawberry
 
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
 
 
 @pytest.fixture

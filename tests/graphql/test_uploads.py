@@ -85,10 +85,10 @@ async def test_only_a_pdf_is_an_evidence_source(gql: GraphQLClient) -> None:
     absent = await b.evidence(gql, "s1", file=b.file_id("s1", "absent.pdf"))
 
     assert pdf["__typename"] == "EvidenceDeclared"
-    assert csv["code"] == "SOURCE_FILE_NOT_PDF"
+    assert (csv["__typename"], csv["code"]) == ("DeclareRejected", "SOURCE_FILE_NOT_PDF")
     assert "citesSourceFiles" in csv["instruction"]
-    assert unknown["code"] == "SOURCE_FILE_NOT_PDF"
-    assert absent["code"] == "SOURCE_FILE_NOT_FOUND"
+    assert (unknown["__typename"], unknown["code"]) == ("DeclareRejected", "SOURCE_FILE_NOT_PDF")
+    assert (absent["__typename"], absent["code"]) == ("DeclareRejected", "SOURCE_FILE_NOT_FOUND")
 
 
 async def test_only_a_non_pdf_file_is_cited_directly(gql: GraphQLClient) -> None:
@@ -100,9 +100,9 @@ async def test_only_a_non_pdf_file_is_cited_directly(gql: GraphQLClient) -> None
     absent = await b.claim(gql, "s1", files=[b.file_id("s1", "absent.csv")])
 
     assert csv["chipMap"][0]["kind"] == unknown["chipMap"][0]["kind"] == "SOURCE_FILE"
-    assert pdf["code"] == "SOURCE_FILE_IS_PDF"
+    assert (pdf["__typename"], pdf["code"]) == ("DeclareRejected", "SOURCE_FILE_IS_PDF")
     assert "declare_evidence" in pdf["instruction"]
-    assert absent["code"] == "SOURCE_FILE_NOT_FOUND"
+    assert (absent["__typename"], absent["code"]) == ("DeclareRejected", "SOURCE_FILE_NOT_FOUND")
 
 
 async def test_files_cite_directly_and_pdfs_through_evidence(gql: GraphQLClient) -> None:
@@ -127,4 +127,4 @@ async def test_a_file_of_another_session_is_not_found(gql: GraphQLClient) -> Non
 
     result = await b.evidence(gql, "s2", file=b.file_id("s1", "paper.pdf"))
 
-    assert result["code"] == "SOURCE_FILE_NOT_FOUND"
+    assert (result["__typename"], result["code"]) == ("DeclareRejected", "SOURCE_FILE_NOT_FOUND")

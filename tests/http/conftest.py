@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from starlette.testclient import TestClient
 
-from gateway.app import create_app
+from gateway.http.app import create_app
 from gateway.settings import Settings
 
 if TYPE_CHECKING:

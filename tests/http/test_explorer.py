@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 from starlette.testclient import TestClient
 
-from gateway import explorer
-from gateway.app import create_app
+from gateway.http import explorer
+from gateway.http.app import create_app
 from gateway.settings import Settings
 
 ROOT = Path(__file__).parents[2]

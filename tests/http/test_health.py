@@ -8,8 +8,8 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
-from gateway.runtime import package_version
-from gateway.stores.file.store import DIRECTORY_CHECK_SECONDS
+from gateway.runtime.state import package_version
+from gateway.stores.file.faults import DIRECTORY_CHECK_SECONDS
 from tests.http.conftest import INTERNAL_TOKEN, post
 
 if TYPE_CHECKING:
@@ -141,3 +141,26 @@ def test_a_read_only_file_system_is_degraded(
         "DEGRADED",
         "Writes cannot be made durable: the file system is read-only (EROFS).",
     )
+
+
+CONFIGURE = """mutation { configureMemoryGraph(input: {enabled: false}) {
+  __typename ... on MemoryGraphUnreachable { message backend queued } } }"""
+
+
+def test_settings_are_refused_and_unchanged_once_the_whole_data_directory_is_gone(
+    client: TestClient, tmp_path: Path
+) -> None:
+    observe(client, "s1")
+    shutil.rmtree(tmp_path)
+
+    answer = post(client, CONFIGURE, INTERNAL_TOKEN).json()["data"]["configureMemoryGraph"]
+    health = health_until(client, "deleted")
+
+    assert (answer["__typename"], answer["backend"], answer["queued"]) == (
+        "MemoryGraphUnreachable",
+        "FILE",
+        False,
+    )
+    assert "settings could not be saved" in answer["message"]
+    assert str(tmp_path) not in answer["message"]
+    assert (health["status"], health["enabled"]) == ("DEGRADED", True)

@@ -1,7 +1,7 @@
 """Connections and requests that try to hold the server (SPEC §8 isolation, GraphQL over HTTP).
 
-A request head must arrive within the head timeout (``gateway.serving``), a body within the
-body timeout (``gateway.app.BodySizeLimit``); a subscription POSTed for one answer and a
+A request head must arrive within the head timeout (``gateway.http.serving``), a body within the
+body timeout (``gateway.http.limits.BodySizeLimit``); a subscription POSTed for one answer and a
 document of two operations without ``operationName`` are request errors.
 """
 
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
-from gateway.app import BodySizeLimit
-from gateway.serving import SPARE_DESCRIPTORS, HeadTimeoutProtocol, fit_open_file_limit
+from gateway.http.limits import BodySizeLimit
+from gateway.http.serving import SPARE_DESCRIPTORS, HeadTimeoutProtocol, fit_open_file_limit
 from tests.http.conftest import post
 
 if TYPE_CHECKING:

@@ -9,7 +9,8 @@ import httpx2
 import pytest
 from starlette.testclient import TestClient
 
-from gateway.app import BodySizeLimit, create_app
+from gateway.http.app import create_app
+from gateway.http.limits import BodySizeLimit
 from gateway.settings import Settings
 from tests.http.live import serving
 

@@ -8,8 +8,8 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 from starlette.testclient import TestClient
 
-from gateway.app import create_app
-from gateway.metrics import MAX_OPERATION_NAMES, Metrics
+from gateway.http.app import create_app
+from gateway.observability.metrics import MAX_OPERATION_NAMES, Metrics
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
 

@@ -118,3 +118,29 @@ def test_a_query_over_get_runs(client: TestClient) -> None:
     response = client.get("/graphql", params={"query": "{ health { status } }"}, headers=AUTH)
 
     assert response.json() == {"data": {"health": {"status": "HEALTHY"}}}
+
+
+def _named(client: TestClient, accept: str, operation: str | None, query: str | None) -> Any:
+    payload = {"query": query, "operationName": operation}
+    return client.post("/graphql", json=payload, headers={**AUTH, "Accept": accept})
+
+
+def test_an_unknown_operation_name_is_a_graphql_request_error(client: TestClient) -> None:
+    document = "query A { __typename } query B { __typename }"
+
+    new = _named(client, NEW, "C", document)
+    legacy = _named(client, "application/json", "C", document)
+
+    assert (new.status_code, new.headers["content-type"].split(";")[0]) == (400, NEW)
+    assert "data" not in new.json()
+    assert new.json()["errors"][0]["message"] == 'Unknown operation named "C".'
+    assert legacy.status_code == 200
+    assert legacy.json()["data"] is None
+    assert legacy.json()["errors"][0]["message"] == 'Unknown operation named "C".'
+
+
+def test_a_request_without_a_document_is_a_graphql_request_error(client: TestClient) -> None:
+    response = _named(client, NEW, None, None)
+
+    assert response.status_code == 400
+    assert response.json()["errors"][0]["message"] == "No GraphQL query found in the request"

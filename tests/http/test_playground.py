@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 import pytest
 from starlette.testclient import TestClient
 
-from gateway import playground
-from gateway.app import create_app
+from gateway.http import playground
+from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN
 
@@ -88,7 +88,7 @@ def test_a_get_with_a_query_parameter_is_a_request_and_needs_the_token(
 def test_without_assets_the_page_loads_pinned_cdn_files_and_says_how_to_install(
     no_assets: None, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="gateway.playground")
+    caplog.set_level(logging.INFO, logger="gateway.http.playground")
 
     with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
         page = client.get("/graphql", headers=HTML).text

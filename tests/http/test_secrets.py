@@ -15,8 +15,8 @@ from urllib.parse import quote, unquote
 
 import httpx2
 
-from gateway.app import create_app
-from gateway.logs import log_handler
+from gateway.http.app import create_app
+from gateway.observability.logs import log_handler
 from gateway.settings import Settings
 from tests.http.live import serving
 

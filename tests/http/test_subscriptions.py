@@ -12,7 +12,7 @@ import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 
-from gateway.app import create_app
+from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
 

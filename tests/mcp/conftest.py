@@ -15,7 +15,7 @@ if TYPE_CHECKING:
 
     import mcp_types
 
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
 
 AGENT = Caller(Role.AGENT, can_write=True)
 REVIEWER = Caller(Role.REVIEWER, can_write=False)

@@ -12,7 +12,7 @@ from tests.mcp.conftest import REVIEWER, answer, connected, failure
 from tests.memory import factories
 
 if TYPE_CHECKING:
-    from gateway.runtime import Runtime
+    from gateway.runtime.state import Runtime
     from tests.conftest import GraphQLClient
 
 S = "s-mcp"
@@ -139,7 +139,7 @@ async def test_claim_without_cites_is_told_which_arguments_to_fill(runtime: Runt
     async with connected(runtime) as client:
         error = failure(await client.call_tool("declare_claim", claim_arguments()))
 
-    assert error["code"] == "NO_CITES_TARGET"
+    assert (error["__typename"], error["code"]) == ("DeclareRejected", "NO_CITES_TARGET")
     assert "cites_evidence" in error["instruction"]
     assert "citesEvidence" not in error["instruction"]
 

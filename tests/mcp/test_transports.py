@@ -15,7 +15,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from gateway.app import create_app
+from gateway.http.app import create_app
 from gateway.settings import PREFIX, Settings
 from tests.http.live import serving
 from tests.mcp.conftest import answer, failure
@@ -62,7 +62,7 @@ async def test_stdio_serves_the_agent_and_the_reviewer(tmp_path: Path) -> None:
     assert (rejected["__typename"], rejected["code"]) == ("DeclareRejected", "NO_CITES_TARGET")
     assert rejected["instruction"]
     assert found == {"nodes": [], "total": 0, "truncated": False}
-    assert missing["code"] == "NODE_NOT_FOUND"
+    assert (missing["__typename"], missing["code"]) == ("NodeNotFound", "NODE_NOT_FOUND")
 
 
 @pytest.fixture
@@ -122,7 +122,7 @@ async def test_http_tools_follow_the_token(gateway_url: str) -> None:
     assert agent == {"query_graph", "declare_evidence", "declare_claim", "recall", "lessons"}
     assert reader == {"query_graph", "recall", "lessons"}
     assert reviewer == {"query_graph", "trace_provenance", "recall", "lessons"}
-    assert rejected["code"] == "NO_CITES_TARGET"
+    assert (rejected["__typename"], rejected["code"]) == ("DeclareRejected", "NO_CITES_TARGET")
     assert "cites_artifacts" in rejected["instruction"]
     assert [chip["node_id"] for chip in cited["chips"]] == ["Artifact:fig#v1"]
     assert refused["field"] == "name"

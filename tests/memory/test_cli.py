@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.cli_memory import register
+from gateway.cli.memory import register
 from gateway.settings import Settings
 from gateway.stores.file.memory import FILE_NAME
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 import strawberry
 
-from gateway.schema.errors import DomainErrorsExtension
+from gateway.schema.errors import EXCEPTION_HANDLERS
 from gateway.schema.memory import MEMORY_TYPES, MemoryMutation, MemoryQuery
 from resolvers.errors import MemoryGraphDisabledError
 from resolvers.memory import record_memory
@@ -22,7 +22,7 @@ SCHEMA = strawberry.Schema(
     query=MemoryQuery,
     mutation=MemoryMutation,
     types=MEMORY_TYPES,
-    extensions=[DomainErrorsExtension],
+    exception_handlers=EXCEPTION_HANDLERS,
 )
 
 RECORD = """

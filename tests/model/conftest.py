@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
+from gateway.stores.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -20,12 +21,14 @@ _examples = itertools.count()
 
 @asynccontextmanager
 async def emptied(store: GraphStore, directory: Path) -> AsyncIterator[GraphStore]:
-    """``store`` emptied (Neo4j), or a new file store beside it: every example starts empty."""
+    """``store`` emptied (Neo4j), or a new embedded store of the same engine beside it:
+    every example starts empty."""
     if isinstance(store, Neo4jStore):
         await store.wipe()
         yield store
         return
-    fresh = await FileStore.open(directory / f"example-{next(_examples)}", fsync=False)
+    engine = SqliteStore if isinstance(store, SqliteStore) else FileStore
+    fresh = await engine.open(directory / f"example-{next(_examples)}", fsync=False)
     try:
         yield fresh
     finally:

@@ -69,3 +69,16 @@ async def test_a_shared_execution_id_is_refused_and_a_shared_input_allowed(
     ]
 
     await _check(store, events)
+
+
+async def test_versions_of_one_artifact_in_two_sessions_keep_two_lineages(
+    store: GraphStore,
+) -> None:
+    events: list[Event] = [
+        Run("B", "x1", 20, "completed", (Version("f0", 2, "f0-v2.png"),)),
+        Run("A", "x0", 10, "completed", (Version("f0", 1, "f0-v1.png"),)),
+        Run("A", "x2", 30, "completed", (Version("f0", 3, "f0-v3.png"),)),
+        Run("B", "x3", 40, "completed", (Version("f0", 4, "f0-v4.png"),)),
+    ]
+
+    await _check(store, events)

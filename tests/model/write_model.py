@@ -16,7 +16,8 @@ Rules, each from SPEC:
   earliest retrieval (retrievedAt); a file's size from the latest upload (uploadedAt);
 * §3.2 / §3.3 order — a session's main chain is its goal, then its steps by (own time, arrival
   of the step's first accepted event); ``supersedes`` links consecutive existing versions of an
-  artifact; ``input`` and ``feeds`` exist once both ends exist, whatever came first;
+  artifact within the session that owns them (§3.8: never across sessions); ``input`` and
+  ``feeds`` exist once both ends exist, whatever came first;
 * §3.7 links — a Paper is keyed by ``(session, canonical link)``; the streams spell one link in
   several ways, and the model knows the canonical form of each spelling by construction.
 """
@@ -197,11 +198,12 @@ class WriteModel:
         return edges
 
     def _lineage(self) -> set[Edge]:
-        by_artifact: dict[str, list[int]] = {}
-        for version in self.versions.values():
-            by_artifact.setdefault(version.artifact, []).append(version.version)
+        by_artifact: dict[tuple[str, str], list[int]] = {}
+        for node, version in self.versions.items():
+            lineage = (self.owner[node], version.artifact)
+            by_artifact.setdefault(lineage, []).append(version.version)
         edges: set[Edge] = set()
-        for artifact, numbers in by_artifact.items():
+        for (_, artifact), numbers in by_artifact.items():
             ordered = sorted(numbers)
             edges.update(
                 ("supersedes", version_id(artifact, new), version_id(artifact, old))

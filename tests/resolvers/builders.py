@@ -7,7 +7,7 @@ the global id of the node the test cares about.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from resolvers import declare, observe
 from resolvers.events import (
@@ -81,8 +81,7 @@ async def goal(store: GraphStore, session: str = S1, objective: str = "Study TP5
     return goal_id(session)
 
 
-async def execution(
-    store: GraphStore,
+def execution_event(
     execution_id: str,
     finished: float,
     *,
@@ -91,8 +90,9 @@ async def execution(
     reads_files: Sequence[str] = (),
     session: str = S1,
     scope: str | None = None,
-) -> str:
-    """An execution finished at ``finished``; ``reads`` are input versions of each product."""
+) -> ExecutionObserved:
+    """An execution finished at ``finished``; ``reads`` are input versions of each product,
+    ``reads_files`` the paths of uploads it read."""
     inputs = tuple(ArtifactVersionRef(a, v) for a, v in reads)
     products = tuple(
         p
@@ -100,23 +100,25 @@ async def execution(
         else ProducedArtifact(p[0], p[1], logical_name=p[0], input_artifact_versions=inputs)
         for p in produces
     )
-    await observe.observe_execution(
-        store,
-        ExecutionObserved(
-            session_id=session,
-            execution_id=execution_id,
-            turn_id="turn-1",
-            tool="run_python",
-            code_hash=f"hash-{execution_id}",
-            status="succeeded",
-            started_at=at(finished - 1),
-            finished_at=at(finished),
-            produced_artifacts=products,
-            input_source_files=tuple(file_id(f, session) for f in reads_files),
-            parent_subagent_id=scope,
-        ),
+    return ExecutionObserved(
+        session_id=session,
+        execution_id=execution_id,
+        turn_id="turn-1",
+        tool="run_python",
+        code_hash=f"hash-{execution_id}",
+        status="succeeded",
+        started_at=at(finished - 1),
+        finished_at=at(finished),
+        produced_artifacts=products,
+        input_source_files=tuple(file_id(f, session) for f in reads_files),
+        parent_subagent_id=scope,
     )
-    return call(execution_id, scope)
+
+
+async def execution(store: GraphStore, execution_id: str, finished: float, **options: Any) -> str:
+    """``execution_event`` (with its ``options``) applied; the id of its ToolCall."""
+    await observe.observe_execution(store, execution_event(execution_id, finished, **options))
+    return call(execution_id, options.get("scope"))
 
 
 async def search(

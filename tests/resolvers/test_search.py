@@ -131,6 +131,31 @@ async def test_search_pages_with_a_cursor(store: GraphStore) -> None:
     assert (found(rest), rest.truncated, rest.end_cursor) == ([paper(A)], False, None)
 
 
+async def test_ties_are_paged_by_id_without_gaps_or_repeats(store: GraphStore) -> None:
+    links = [f"https://example.org/{name}" for name in "qbxdmae"]
+    titles = ["kinase", "kinases", "kinase", "kinases", "kinase", "kinase", "kinases"]
+    # One search: every paper has the same time and matches in its title.
+    await search(
+        store,
+        "q1",
+        10,
+        [PaperProduct(link, title=title) for link, title in zip(links, titles, strict=True)],
+    )
+    await search(store, "q2", 20, [PaperProduct("https://example.org/new", title="kinase")])
+
+    pages, after = [], None
+    while True:
+        page = await search_nodes(store, "kinase", first=2, after=after)
+        pages.append(found(page))
+        if page.end_cursor is None:
+            break
+        after = page.end_cursor
+
+    ties = sorted(paper(link) for link in links)
+    assert pages[0][0] == paper("https://example.org/new")
+    assert [node for page in pages for node in page] == [pages[0][0], *ties]
+
+
 @pytest.mark.parametrize("query", ["", "   ", "?!. --"])
 async def test_a_query_without_terms_is_an_empty_page(store: GraphStore, query: str) -> None:
     await two_surveys(store)

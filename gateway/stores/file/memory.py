@@ -188,7 +188,7 @@ class FileMemoryStore:
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The memory store is closed.")
         if self._lock_fd is None:
-            raise StoreWriteError("The memory store is open read-only.")
+            raise StoreWriteError("The memory store is open read-only.", backend=Backend.FILE.value)
 
     async def _append(self, records: list[MemoryRecord]) -> int:
         async with self._write_lock:
@@ -216,7 +216,8 @@ class FileMemoryStore:
                 _truncate_quietly(self._fd, self._size)
             logger.warning("a memory record could not be made durable: %s", exc)
             raise StoreWriteError(
-                f"The memory record could not be made durable: {disk_fault(exc.errno)}."
+                f"The memory record could not be made durable: {disk_fault(exc.errno)}.",
+                backend=Backend.FILE.value,
             ) from exc
 
     async def _replace(self, records: list[MemoryRecord], backup: bool) -> str | None:
@@ -240,7 +241,9 @@ class FileMemoryStore:
                 _backup(self.path, backup_path)
             _atomic_write(self.path, payload)
         except OSError as exc:
-            raise StoreWriteError(f"The memory file could not be rewritten: {exc}") from exc
+            raise StoreWriteError(
+                f"The memory file could not be rewritten: {exc}", backend=Backend.FILE.value
+            ) from exc
         return backup_path
 
 

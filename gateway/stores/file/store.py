@@ -37,7 +37,7 @@ from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, TypeVar
 
 from gateway.stores.file.codec import Captured, capture, encode, snapshot_ops
-from gateway.stores.file.faults import directory_problem, disk_fault
+from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
 from gateway.stores.file.loading import load
 from gateway.stores.file.log import DirectoryLock, LogWriteError, RecordLog, write_snapshot
 from gateway.stores.file.reads import Reads
@@ -67,7 +67,6 @@ DEFAULT_SNAPSHOT_EVERY = 200_000
 TERM_INDEX_STEP = 100
 # How often the data directory is checked (gone, read-only, disk full) for ``ping``. Writes do
 # not wait for it: each append checks its own file before it is acknowledged.
-DIRECTORY_CHECK_SECONDS = 1.0
 
 
 class FileStore(Reads):
@@ -100,7 +99,7 @@ class FileStore(Reads):
         self._write_failure: str | None = None  # why the last write failed, until one succeeds
         self._commits = 0  # transactions handed to the log so far
         self._failed_through = 0  # the last of them settled by the latest roll-back
-        self._directory_problem: str | None = None  # kept current by ``_watch_directory``
+        self._watch = DirectoryWatch(directory, self._log.still_linked)
         self._watching: asyncio.Task[None] | None = None
         self._terms_indexed = asyncio.Event()
         self._indexing: asyncio.Task[None] | None = None
@@ -128,7 +127,7 @@ class FileStore(Reads):
         # The cadence survives restarts: what the log holds since the snapshot counts.
         store._ops_since_snapshot = loaded.log_ops
         store._index_terms_in_background()
-        store._watching = asyncio.create_task(store._watch_directory())
+        store._watching = asyncio.create_task(store._watch.run())
         return store
 
     @asynccontextmanager
@@ -162,7 +161,8 @@ class FileStore(Reads):
                 await asyncio.shield(self._rolling_back)
             raise StoreWriteError(
                 f"The write could not be made durable: {disk_fault(exc.errno)}; nothing of it "
-                "was kept."
+                "was kept.",
+                backend=Backend.FILE.value,
             ) from exc
         threshold = max(self._snapshot_every, self._snapshot_records // 2)
         if (
@@ -276,33 +276,13 @@ class FileStore(Reads):
         last write failed (until one succeeds), or the data directory is gone, read-only or on
         a full disk (checked every ``DIRECTORY_CHECK_SECONDS``, so a ping answers at once).
         Reads are still served from memory meanwhile."""
-        if self._closed:
-            raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
-        problem = self._directory_problem or self._write_failure
-        if problem is not None:
-            raise StoreUnavailableError(
-                Backend.FILE.value, detail=f"Writes cannot be made durable: {problem}."
-            )
-
-    async def _watch_directory(self) -> None:
-        """Keep ``_directory_problem`` current, in a worker thread (a few ``stat`` calls)."""
-        while True:
-            try:
-                problem = await asyncio.to_thread(directory_problem, self.directory, self._log)
-            except Exception:  # the check must not die: the state would freeze with it
-                logger.exception("checking the data directory failed")
-                problem = None
-            if problem != self._directory_problem:
-                log = logger.warning if problem is not None else logger.info
-                log("data directory %s: %s", self.directory, problem or "writable again")
-            self._directory_problem = problem
-            await asyncio.sleep(DIRECTORY_CHECK_SECONDS)
+        check_durable(closed=self._closed, problem=self._watch.problem or self._write_failure)
 
     async def count_nodes(self) -> int:
         return len(self._graph.nodes)
 
-    @property
-    def size_bytes(self) -> int:
+    def stored_bytes(self) -> int:
+        """The bytes of the current log generation on disk."""
         return self._log.size_bytes
 
     async def aclose(self) -> None:

@@ -408,7 +408,7 @@ TAKE_PARKED: Final[LiteralString] = (
     "p._sm_order AS ord DELETE p RETURN type, source, target, props, ord ORDER BY ord"
 )
 
-# --- change feed (``gateway.feed``) -----------------------------------------------------------
+# --- change feed (``gateway.live.feed``) ----------------------------------------------------------
 
 APPEND_FEED: Final[LiteralString] = (
     "UNWIND $entries AS entry "

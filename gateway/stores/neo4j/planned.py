@@ -166,11 +166,13 @@ class PlannedTransaction:
     async def artifact_versions(
         self, artifact_id: str, *, session_id: str | None = None
     ) -> list[NodeRecord]:
-        if session_id is None and artifact_id in self._artifacts:
+        if artifact_id in self._artifacts:  # every session's versions were loaded
             versions = [
                 node
                 for node in self._current()
-                if node.label is Label.ARTIFACT and node.get("artifact_id") == artifact_id
+                if node.label is Label.ARTIFACT
+                and node.get("artifact_id") == artifact_id
+                and (session_id is None or node.session_id == session_id)
             ]
             return sorted(self._ordered(versions), key=lambda node: _version(node.get("version")))
         return await (await self._miss()).artifact_versions(artifact_id, session_id=session_id)

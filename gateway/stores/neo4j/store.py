@@ -11,10 +11,12 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   it first, so writers of one session are serialised across processes and replicas for as
   long as one write transaction lasts, and never share a ``seq``. Inside one process they
   first queue in ``_SessionGate`` (FIFO, no connection held), so only writers of other
-  processes ever wait on the server's lock;
+  processes ever wait on the server's lock, and a burst of writes to one session never turns
+  into lock waits that run into the round-trip timeout; a queued writer gives up only when no
+  writer of its session finished for a whole round-trip timeout, however long the queue;
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``;
-* the change feed of ``gateway.feed``: ``(:FeedHead {session_id, seq})`` per session and
+* the change feed of ``gateway.live.feed``: ``(:FeedHead {session_id, seq})`` per session and
   ``(:ChangeFeed {session_id, seq, changes, at})`` per session and commit, appended by
   ``append_feed`` inside the write transaction, read by ``feed_heads``/``feed_after``, trimmed
   by age (``trim_feed``, bounded batches).
@@ -62,7 +64,7 @@ import neo4j
 from neo4j import AsyncGraphDatabase, Query
 from neo4j.exceptions import DriverError, Neo4jError
 
-from gateway.redaction import redact
+from gateway.observability.redaction import redact
 from gateway.stores.neo4j import cypher, plans
 from gateway.stores.neo4j.planned import PlannedTransaction
 from gateway.stores.neo4j.reads import Reads, label_of
@@ -129,7 +131,9 @@ async def _driver_errors(
         if isinstance(exc, neo4j.exceptions.ConstraintError):
             # MERGE on ``id`` makes duplicates converge; this is a record whose domain key
             # is already taken by a node with another id: a write the store must refuse.
-            raise StoreWriteError(f"Refused by a Neo4j constraint: {exc.message}") from exc
+            raise StoreWriteError(
+                f"Refused by a Neo4j constraint: {exc.message}", backend=BACKEND
+            ) from exc
         if not code.startswith(_UNAVAILABLE_CODES):
             raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer
         transient = exc.is_retryable()  # what the driver's managed retries had been retrying
@@ -146,34 +150,64 @@ def _detail(exc: BaseException, secret: str | None) -> str:
     return " ".join(redact(text, [secret] if secret else []).split())[:300]
 
 
+class _SessionQueue:
+    def __init__(self) -> None:
+        self.lock = asyncio.Lock()
+        self.users = 0
+        self.handovers = 0  # turns finished so far: the queue's progress
+
+
 class _SessionGate:
-    """One FIFO lock per session with writers in this process (dropped when none is left)."""
+    """One FIFO lock per session with writers in this process (dropped when none is left).
+
+    A writer waits as long as the writers ahead of it keep finishing: it gives up only after
+    ``seconds`` in which no turn of the session ended (a stuck holder), never because the
+    queue is long (a burst of writes to one session is served in order)."""
 
     def __init__(self) -> None:
-        self._locks: dict[str, tuple[asyncio.Lock, int]] = {}
+        self._queues: dict[str, _SessionQueue] = {}
 
     @asynccontextmanager
     async def hold(self, session_id: str, seconds: float) -> AsyncIterator[None]:
-        """Hold the session's lock; ``StoreUnavailableError`` after ``seconds`` of waiting."""
-        lock, users = self._locks.get(session_id, (asyncio.Lock(), 0))
-        self._locks[session_id] = (lock, users + 1)
+        """Hold the session's lock; ``StoreUnavailableError`` after ``seconds`` without progress."""
+        queue = self._queues.setdefault(session_id, _SessionQueue())
+        queue.users += 1
         try:
-            try:
-                async with asyncio.timeout(seconds):
-                    await lock.acquire()
-            except TimeoutError as exc:
-                detail = f"Writes to this session queued for more than {seconds:g} s."
-                raise StoreUnavailableError(BACKEND, detail=detail) from exc
+            await _acquire(queue, seconds)
             try:
                 yield
             finally:
-                lock.release()
+                queue.handovers += 1
+                queue.lock.release()
         finally:
-            lock, users = self._locks[session_id]
-            if users == 1:
-                del self._locks[session_id]
-            else:
-                self._locks[session_id] = (lock, users - 1)
+            queue.users -= 1
+            if queue.users == 0:
+                del self._queues[session_id]
+
+
+async def _acquire(queue: _SessionQueue, seconds: float) -> None:
+    # One acquisition kept across the waits, so the writer keeps its place in the queue.
+    acquiring = asyncio.ensure_future(queue.lock.acquire())
+    try:
+        seen = -1
+        while seen != queue.handovers:
+            seen = queue.handovers
+            done, _ = await asyncio.wait({acquiring}, timeout=seconds)
+            if done:
+                return
+    except BaseException:
+        _abandon(queue.lock, acquiring)
+        raise
+    _abandon(queue.lock, acquiring)
+    detail = f"Writes to this session made no progress for {seconds:g} s."
+    raise StoreUnavailableError(BACKEND, detail=detail)
+
+
+def _abandon(lock: asyncio.Lock, acquiring: asyncio.Future[Any]) -> None:
+    if acquiring.done() and not acquiring.cancelled() and acquiring.exception() is None:
+        lock.release()
+    else:
+        acquiring.cancel()
 
 
 class _Neo4jTransaction(Reads):

@@ -29,8 +29,8 @@ from gateway.stores.neo4j.cypher import (
     label_name,
     type_name,
 )
-from gateway.stores.neo4j.reads import Reads
 from gateway.stores.neo4j.records import to_edge, to_node
+from gateway.stores.neo4j.traces import Traces
 from resolvers.records import Direction, Label
 from resolvers.store import HopRecord
 
@@ -124,8 +124,9 @@ def chain_walk(source: Label, hops: tuple[Hop, ...]) -> LiteralString:
     )
 
 
-class Walks(Reads):
-    """The read primitives plus whole chain walks (``resolvers.store.WalkReader``)."""
+class Walks(Traces):
+    """The read primitives plus whole chain walks (``resolvers.store.WalkReader``) and trace
+    hops (``resolvers.store.TraceReader``)."""
 
     async def walk_chain(
         self, source: NodeRecord, hops: Sequence[Hop], session_id: str | None

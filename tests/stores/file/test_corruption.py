@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING
 import pytest
 from starlette.testclient import TestClient
 
-from gateway.app import create_app
-from gateway.runtime import Runtime, StateFileError
+from gateway.http.app import create_app
+from gateway.runtime.state import Runtime, StateFileError
 from gateway.settings import Settings
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.store import FileStore

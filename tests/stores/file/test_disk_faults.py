@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gateway.runtime import Runtime, SavedState
+from gateway.runtime.state import Runtime, SavedState
 from gateway.schema import build_schema
 from gateway.settings import Settings
 from gateway.stores.file.graph import MemoryGraph
@@ -267,7 +267,9 @@ async def test_an_error_answered_to_a_client_names_no_server_path(
     gql: GraphQLClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     def failing(self: FileMemoryStore, payload: bytes) -> None:
-        raise StoreWriteError(f"could not write {tmp_path}/memory/findings.jsonl nor {Path.home()}")
+        raise StoreWriteError(
+            f"could not write {tmp_path}/memory/findings.jsonl nor {Path.home()}", backend="file"
+        )
 
     monkeypatch.setattr(FileMemoryStore, "_write", failing)
 

@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 import threading
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,17 +25,18 @@ import pytest
 from gateway.stores.file.log import CorruptLogError, StoreLockedError
 from gateway.stores.file.snapshot import write_snapshot
 from gateway.stores.file.store import FileStore
-from resolvers.events import ExecutionObserved, FirstMessageObserved, UploadFileObserved
+from resolvers.events import FirstMessageObserved, UploadFileObserved
 from resolvers.observe import (
     observe_execution,
     observe_session_first_message,
     observe_upload_file,
 )
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, node_id
+from tests.resolvers.builders import execution_event, file_id
 
 if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_values
-    from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
+    from collections.abc import AsyncIterator, Iterable, Iterator
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -86,22 +87,6 @@ OPEN_IN_CHILD = (
 Contents = tuple[dict[str, NodeRecord], dict[tuple[EdgeType, str, str], EdgeRecord]]
 
 
-def execution_event(
-    execution_id: str, finished: int, session: str = S1, inputs: Sequence[str] = ()
-) -> ExecutionObserved:
-    return ExecutionObserved(
-        session_id=session,
-        execution_id=execution_id,
-        turn_id="turn-1",
-        tool="run_python",
-        code_hash=f"hash-{execution_id}",
-        status="succeeded",
-        started_at=T0 + timedelta(seconds=finished - 1),
-        finished_at=T0 + timedelta(seconds=finished),
-        input_source_files=tuple(inputs),
-    )
-
-
 def call_id(execution_id: str) -> str:
     return node_id(Label.TOOL_CALL, f"subtask:{execution_id}")
 
@@ -113,7 +98,7 @@ async def goal(store: FileStore) -> None:
 
 async def executions(store: FileStore, *finished: int, session: str = S1) -> None:
     for at in finished:
-        await observe_execution(store, execution_event(f"e{at}", at, session))
+        await observe_execution(store, execution_event(f"e{at}", at, session=session))
 
 
 async def contents(store: FileStore, session: str = S1) -> Contents:
@@ -219,7 +204,7 @@ async def test_everything_written_survives_a_restart(tmp_path: Path) -> None:
     store = await FileStore.open(tmp_path)
     await goal(store)
     await executions(store, 10)
-    await observe_execution(store, execution_event("e20", 20, inputs=["f1"]))  # parks an edge
+    await observe_execution(store, execution_event("e20", 20, reads_files=["f1"]))  # parks an edge
     before = await contents(store)
     await store.aclose()
 
@@ -227,14 +212,14 @@ async def test_everything_written_survives_a_restart(tmp_path: Path) -> None:
     after = await contents(store)
     await executions(store, 30)
     await observe_upload_file(
-        store, UploadFileObserved(session_id=S1, file_id="f1", name="f1", path="f1")
+        store, UploadFileObserved(session_id=S1, file_id=file_id("f1"), name="f1", path="f1")
     )
     nodes, edges = await contents(store)
     await store.aclose()
 
     assert after == before
     assert nodes[call_id("e30")].seq == 3  # the seq counter was restored, not restarted
-    source, code = node_id(Label.SOURCE_FILE, "f1"), node_id(Label.CODE, "e20")
+    source, code = node_id(Label.SOURCE_FILE, file_id("f1")), node_id(Label.CODE, "e20")
     assert (EdgeType.INPUT, source, code) in edges  # the parked edge was restored
 
 

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.stores.file.store import DIRECTORY_CHECK_SECONDS, FileStore
+from gateway.stores.file.faults import DIRECTORY_CHECK_SECONDS
+from gateway.stores.file.store import FileStore
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Label, NodeRecord
 

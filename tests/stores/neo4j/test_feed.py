@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.events import GraphChange
-from gateway.feed import decode_changes, encode_changes
+from gateway.live.bus import GraphChange
+from gateway.live.feed import decode_changes, encode_changes
 from resolvers.records import EdgeRecord, EdgeType, Label
 from tests.stores.neo4j.conftest import make_node
 

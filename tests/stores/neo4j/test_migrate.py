@@ -6,9 +6,9 @@ import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
-from gateway.cli import main
-from gateway.migrate import migrate_to_neo4j
+from gateway.cli.main import main
 from gateway.stores.file.store import FileStore
+from gateway.stores.migrate import migrate_to_neo4j
 from resolvers import chains
 from resolvers.chains import ChainKind
 from resolvers.events import (

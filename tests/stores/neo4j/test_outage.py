@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.runtime import Runtime
+from gateway.runtime.state import Runtime
 from gateway.settings import Settings
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
@@ -119,7 +119,7 @@ async def _record(runtime: Runtime, event: Event) -> bool:
     """Apply through the runtime; True when acknowledged, False when queued."""
     async with asyncio.timeout(GUARD_SECONDS):
         try:
-            await runtime.record(event)
+            await runtime.record(APPLY[type(event)], event)
         except StoreUnavailableError as exc:
             queued = exc.queued
         else:
@@ -184,8 +184,9 @@ async def test_a_selected_neo4j_without_a_password_needs_one(tmp_path: Path) -> 
     runtime = await Runtime.start(replace(settings, neo4j_password=None))
 
     report = await runtime.health()
+    event = _events("nopass")[0]
     with pytest.raises(StoreUnavailableError):
-        await runtime.record(_events("nopass")[0])
+        await runtime.record(APPLY[type(event)], event)
     pending = runtime.outbox.pending if runtime.outbox else -1
     await runtime.aclose()
 

@@ -14,8 +14,8 @@ import neo4j
 import pytest
 from neo4j.exceptions import TransientError
 
-from gateway.events import EventBus
-from gateway.publishing import PublishingStore
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
 from gateway.stores.neo4j.planned import PlannedTransaction
 from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.records import Direction, EdgeType, Label

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gateway.events import EventBus
-from gateway.publishing import PublishingStore
-from gateway.replay import apply_batch
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
+from gateway.runtime.replay import apply_batch
 from tests.test_replay import events
 
 if TYPE_CHECKING:

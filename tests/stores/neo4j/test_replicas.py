@@ -20,7 +20,7 @@ import websockets
 
 from bench.neo4j import Connection
 from bench.server import running_gateway
-from gateway.feed import decode_changes
+from gateway.live.feed import decode_changes
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator

@@ -10,9 +10,11 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from gateway.events import EventBus
-from gateway.publishing import PublishingStore
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
 from resolvers import chains, observe
 from resolvers.chains import ChainKind, chain_exists, get_chain
@@ -20,7 +22,10 @@ from resolvers.cleanup import cleanup_session
 from resolvers.events import FirstMessageObserved
 from resolvers.provenance import trace_provenance
 from resolvers.records import EdgeRecord, EdgeType, Label
-from resolvers.store import WalkReader
+from resolvers.store import TraceReader, WalkReader
+from tests.model.graph import dump
+from tests.model.streams import apply, streams
+from tests.profiles import LONG, profile
 from tests.resolvers.builders import (
     PDF,
     call,
@@ -41,6 +46,10 @@ if TYPE_CHECKING:
     from gateway.stores.neo4j import Neo4jStore
     from resolvers.records import NodeRecord
     from resolvers.store import GraphReader
+    from tests.model.streams import Op
+
+TRACES = profile("native-traces", examples=10, long_examples=300)
+GENERATED_NODES = 3  # nodes traced per generated session (every node when long)
 
 A = "https://example.org/a"
 B = "https://example.org/b"
@@ -53,7 +62,7 @@ class _Primitives:
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("walk_chain", "walk_upstream"):
+        if name in ("walk_chain", "upstream_hop", "run_lines"):
             raise AttributeError(name)
         return getattr(self._store, name)
 
@@ -61,7 +70,9 @@ class _Primitives:
 def primitives(store: Neo4jStore) -> GraphReader:
     walker = cast("GraphReader", _Primitives(store))
     assert isinstance(store, WalkReader)
+    assert isinstance(store, TraceReader)
     assert not isinstance(walker, WalkReader)
+    assert not isinstance(walker, TraceReader)
     return walker
 
 
@@ -197,6 +208,62 @@ async def test_walks_agree_on_edges_the_write_path_never_builds(neo4j_store: Neo
     assert (await get_chain(neo4j_store, figure.id, ChainKind.VIEW_RELATED_TASK)).nodes == []
 
 
+async def same_traces(store: Neo4jStore, node: NodeRecord) -> set[str]:
+    """Every trace from ``node`` by the store's hops equals the primitive walk's, for every
+    target label, at ``maxHops`` 32 and one hop before the exploration stops (the model
+    suite, ``tests/model/test_reads.py``, tries more); what the traces concluded, to show
+    that every verdict was compared."""
+    walker = primitives(store)
+    verdicts: set[str] = set()
+    for target in Label:
+        full = await trace_provenance(walker, node.id, target_label=target, max_hops=32)
+        last = max((step.hop for step in full.chain), default=1)
+        for max_hops in sorted({max(1, last - 1), 32}):
+            expected = full
+            if max_hops != 32:
+                expected = await trace_provenance(
+                    walker, node.id, target_label=target, max_hops=max_hops
+                )
+
+            native = await trace_provenance(store, node.id, target_label=target, max_hops=max_hops)
+
+            assert native == expected, (node.id, target, max_hops)
+            verdicts.add("broken" if native.broken else "truncated" if native.truncated else "")
+            if native.path:
+                verdicts.add("path")
+            if any(step.node.label is Label.RESEARCH_GOAL for step in native.path):
+                verdicts.add("goal")
+    return verdicts
+
+
+async def test_every_trace_walks_as_the_primitives_do(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord]
+) -> None:
+    verdicts: set[str] = set()
+
+    for node in graph:
+        verdicts |= await same_traces(neo4j_store, node)
+
+    assert verdicts == {"broken", "truncated", "", "path", "goal"}
+
+
+@TRACES
+@given(ops=streams(), data=st.data())
+async def test_traces_of_generated_sessions_walk_as_the_primitives_do(
+    neo4j_store: Neo4jStore, ops: tuple[Op, ...], data: st.DataObject
+) -> None:
+    await neo4j_store.wipe()
+    applied = await apply(neo4j_store, ops)
+    graph = await dump(neo4j_store, applied.sessions)
+    ids = sorted(graph.nodes)
+    if not LONG and ids:  # the primitive walk costs a round trip per primitive
+        ids = data.draw(st.lists(st.sampled_from(ids), max_size=GENERATED_NODES, unique=True))
+    nodes = [node for node in await neo4j_store.get_nodes(ids) if node and not node.deleted]
+
+    for node in nodes:
+        await same_traces(neo4j_store, node)
+
+
 async def test_the_chain_cap_applies_to_native_walks(
     neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -218,7 +285,9 @@ async def test_the_publishing_store_offers_the_walks_of_the_store_it_wraps(
     file_store = await FileStore.open(tmp_path / "graph")
     try:
         assert isinstance(PublishingStore(neo4j_store, EventBus()), WalkReader)
+        assert isinstance(PublishingStore(neo4j_store, EventBus()), TraceReader)
         assert not isinstance(PublishingStore(file_store, EventBus()), WalkReader)
+        assert not isinstance(PublishingStore(file_store, EventBus()), TraceReader)
     finally:
         await file_store.aclose()
 
@@ -239,3 +308,22 @@ async def test_a_chain_is_one_statement(
 
     assert len(chain.nodes) > 5
     assert len(statements) == 2  # resolve the start, then walk
+
+
+async def test_a_trace_is_one_statement_a_hop(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements: list[str] = []
+    fetch = neo4j_store._fetch
+
+    async def counted(query: Any, **params: Any) -> Any:
+        statements.append(query)
+        return await fetch(query, **params)
+
+    monkeypatch.setattr(neo4j_store, "_fetch", counted)
+
+    trace = await trace_provenance(neo4j_store, "table")
+
+    hops = max(step.hop for step in trace.chain)
+    assert (trace.reason, hops) == ("reached ResearchGoal", 5)
+    assert len(statements) == 1 + hops + 1  # resolve the start, each hop, the witness's runs

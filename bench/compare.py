@@ -1,0 +1,130 @@
+"""Reads of two source trees side by side: ``python -m bench.compare --before DIR``.
+
+    git archive <commit> | tar -x -C /tmp/before           # the tree to compare with
+    python -m bench.compare --before /tmp/before [--nodes 10k] [--rounds 60] [--only subgraph]
+
+One store is preloaded in-process (as ``python -m bench`` does), copied twice, and a gateway is
+started on each copy: one from ``--before``, one from this checkout. Every request of
+``bench.reads`` is then sent to both, one after the other, round by round, so whatever else the
+machine does hits both alike; the table gives each side's p50 / p99 (ms), the ratio of the p50s
+and each p50 over the same side's ``{ __typename }``. ``--only`` keeps the requests whose name
+contains one of the comma-separated words (``{ __typename }`` is always kept).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench.client import Latency, http_client
+from bench.generate import generate_session, generate_sessions
+from bench.preload import preload
+from bench.reads import QUERIES, ReadQuery, _once
+from bench.run import PROBE_SESSIONS, parse_size
+from bench.server import running_gateway
+from gateway.stores.file.store import FileStore
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+HERE = Path(__file__).resolve().parent.parent
+TRIVIAL = QUERIES[0]
+SLOW_ROUNDS = 20  # rounds of a request slower than this many ms at its warm-up
+SLOW_MS = 500.0
+
+
+async def compare(
+    before: Path, nodes: int, rounds: int, queries: Sequence[ReadQuery], seed: int
+) -> str:
+    probes = [generate_session(seed, index) for index in range(PROBE_SESSIONS)]
+    with tempfile.TemporaryDirectory(prefix="sm-compare-") as name:
+        tmp = Path(name)
+        store = await FileStore.open(tmp / "store" / "graph", fsync=False)
+        try:
+            loaded = await preload(store, generate_sessions(seed), nodes)
+        finally:
+            await store.aclose()
+        for side in ("before", "after"):
+            shutil.copytree(tmp / "store", tmp / side)
+        load = [f"{os.getloadavg()[0]:.2f}"]
+        async with contextlib.AsyncExitStack() as stack, http_client() as client:
+            urls = [
+                (await stack.enter_async_context(running_gateway(tmp / side, code=code))).graphql
+                for side, code in (("before", before), ("after", HERE))
+            ]
+            samples: list[dict[str, list[float]]] = [{q.name: [] for q in queries} for _ in urls]
+            slow = set()
+            for session in probes:  # warm-up, and every probe must answer
+                for query in queries:
+                    for url in urls:
+                        elapsed, _ = await _once(client, url, query, session)
+                        if elapsed * 1000 > SLOW_MS:
+                            slow.add(query.name)
+            for index in range(rounds):
+                session = probes[index % len(probes)]
+                for query in queries:
+                    if query.name in slow and index >= SLOW_ROUNDS:
+                        continue
+                    for side, url in enumerate(urls):
+                        samples[side][query.name].append(
+                            (await _once(client, url, query, session))[0]
+                        )
+        load.append(f"{os.getloadavg()[0]:.2f}")
+    return _table(samples, queries, loaded.nodes, load)
+
+
+def _table(
+    samples: list[dict[str, list[float]]],
+    queries: Sequence[ReadQuery],
+    nodes: int,
+    load: list[str],
+) -> str:
+    before, after = ({name: Latency.of(s) for name, s in side.items()} for side in samples)
+    lines = [
+        f"{nodes:,} stored nodes; 1-minute load average {load[0]} before, {load[1]} after",
+        "",
+        "| request | before p50 / p99 ms | after p50 / p99 ms | after ÷ before (p50) "
+        "| p50 ÷ `{ __typename }` before → after |",
+        "|---|---|---|---|---|",
+    ]
+    for query in queries:
+        old, new = before[query.name], after[query.name]
+        old_ratio = old.p50 / before[TRIVIAL.name].p50
+        new_ratio = new.p50 / after[TRIVIAL.name].p50
+        lines.append(
+            f"| {query.name} | {old.p50:.2f} / {old.p99:.2f} | {new.p50:.2f} / {new.p99:.2f} "
+            f"| {new.p50 / old.p50:.2f} | {old_ratio:.1f} → {new_ratio:.1f} |"
+        )
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.compare",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("--before", type=Path, required=True, help="source tree to compare with")
+    parser.add_argument("--nodes", default="10k", help="stored nodes (default 10k)")
+    parser.add_argument("--rounds", type=int, default=60, help="timed requests per query")
+    parser.add_argument("--only", default="", help="comma-separated words of request names")
+    parser.add_argument("--seed", type=int, default=7)
+    args = parser.parse_args(argv)
+    words = [word for word in args.only.split(",") if word]
+    queries = [q for q in QUERIES if q is TRIVIAL or not words or any(w in q.name for w in words)]
+    table = asyncio.run(
+        compare(args.before.resolve(), parse_size(args.nodes), args.rounds, queries, args.seed)
+    )
+    print(table)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

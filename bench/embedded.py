@@ -1,0 +1,239 @@
+"""The embedded engines side by side: ``python -m bench.embedded --nodes 100000,300000``.
+
+For each size, one data directory is preloaded in-process through the real use cases on the
+log engine (``gateway.stores.file``, fsync off), then copied and migrated to the SQLite engine
+(``gateway.stores.sqlite``; the migration is timed). Each engine is then measured in a fresh
+interpreter (``python -m bench.embedded measure ENGINE DIR``), the other one idle:
+
+* open to the first answered read (``get_nodes`` of a probe) and to the first search answered;
+* resident memory added by the store per stored node (``VmRSS`` after the reads below minus
+  before the open, the gateway's modules already imported);
+* p50 of the use cases the API calls, in-process: cross-session ``search_nodes`` of the most
+  common term (``tp53``), page 1 and page 2 through its cursor; a session-scoped search;
+  ``get_chain`` (viewGoal from a step, viewRelatedTask from an artifact); ``trace_provenance``;
+* ingest with fsync on: 16 concurrent callers each applying a fresh session's events.
+
+Prints a Markdown table and writes every number to ``<workdir>/embedded.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from bench.generate import generate_session, generate_sessions
+from bench.preload import apply_session, preload
+from bench.server import rss_of
+from gateway.stores.file.store import FileStore
+from gateway.stores.sqlite.store import SqliteStore
+from resolvers import chains, provenance, search
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from resolvers.store import GraphStore
+
+SEED = 7
+PROBE_SESSIONS = 8
+INGEST_CALLERS = 16
+COMMON_TERM = "tp53"
+REPOSITORY = Path(__file__).resolve().parent.parent
+ENGINES: dict[str, Callable[..., Awaitable[GraphStore]]] = {
+    "log": FileStore.open,
+    "sqlite": SqliteStore.open,
+}
+
+
+async def _timed(rounds: int, call: Callable[[], Awaitable[object]]) -> float:
+    """p50 in milliseconds of ``rounds`` calls (after one warm-up call)."""
+    await call()
+    samples = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        await call()
+        samples.append(time.perf_counter() - started)
+    return statistics.median(samples) * 1000
+
+
+async def _measure(engine: str, directory: Path, rounds: int) -> dict[str, Any]:
+    probes = [generate_session(SEED, index) for index in range(PROBE_SESSIONS)]
+    gc.collect()
+    before = rss_of()
+    started = time.perf_counter()
+    store = await ENGINES[engine](directory, fsync=True)
+    try:
+        assert (await store.get_nodes([probes[0].probes.step]))[0] is not None
+        first_answer = time.perf_counter() - started
+        first = await search.search_nodes(store, COMMON_TERM, first=20)
+        search_ready = time.perf_counter() - started
+        assert first.total > 0
+        assert first.end_cursor is not None
+        result: dict[str, Any] = {
+            "open_to_first_answer_s": first_answer,
+            "open_to_search_s": search_ready,
+            "nodes": await store.count_nodes(),
+            "common_term_hits": first.total,
+        }
+        cursor = first.end_cursor
+        sessions = iter(range(rounds + 1))
+
+        def probe() -> Any:
+            return probes[next(sessions, 0) % PROBE_SESSIONS]
+
+        result["search_top20_p50_ms"] = await _timed(
+            rounds, lambda: search.search_nodes(store, COMMON_TERM, first=20)
+        )
+        result["search_page2_p50_ms"] = await _timed(
+            rounds, lambda: search.search_nodes(store, COMMON_TERM, first=20, after=cursor)
+        )
+        result["search_session_p50_ms"] = await _timed(
+            rounds,
+            lambda: search.search_nodes(
+                store, probe().probes.search_term, session_id=probe().session_id, first=20
+            ),
+        )
+        result["chain_view_goal_p50_ms"] = await _timed(
+            rounds,
+            lambda: chains.get_chain(store, probe().probes.step, chains.ChainKind.VIEW_GOAL),
+        )
+        result["chain_related_task_p50_ms"] = await _timed(
+            rounds,
+            lambda: chains.get_chain(
+                store, probe().probes.artifact, chains.ChainKind.VIEW_RELATED_TASK
+            ),
+        )
+        result["trace_claim_p50_ms"] = await _timed(
+            rounds, lambda: provenance.trace_provenance(store, probe().probes.claim)
+        )
+        gc.collect()
+        result["rss_per_node_b"] = (rss_of() - before) / result["nodes"]
+        fresh = [generate_session(SEED, 10_000_000 + index) for index in range(INGEST_CALLERS)]
+        started = time.perf_counter()
+        counts = await asyncio.gather(*(apply_session(store, s) for s in fresh))
+        result["ingest_events_per_s"] = sum(counts) / (time.perf_counter() - started)
+    finally:
+        await store.aclose()
+    return result
+
+
+def _measure_in_child(engine: str, directory: Path, rounds: int) -> dict[str, Any]:
+    completed = subprocess.run(
+        [sys.executable, "-m", "bench.embedded", "measure", engine, str(directory), str(rounds)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=REPOSITORY,
+        timeout=3600,
+    )
+    return dict(json.loads(completed.stdout.splitlines()[-1]))
+
+
+async def _build(directory: Path, nodes: int) -> dict[str, Any]:
+    store = await FileStore.open(directory, fsync=False)
+    try:
+        report = await preload(store, generate_sessions(SEED), nodes)
+        await store.snapshot()
+    finally:
+        await store.aclose()
+    return {"nodes": report.nodes, "events": report.events, "preload_s": report.seconds}
+
+
+async def _migrate(directory: Path) -> float:
+    started = time.perf_counter()
+    store = await SqliteStore.open(directory, fsync=False)
+    seconds = time.perf_counter() - started
+    await store.aclose()
+    return seconds
+
+
+def _disk(directory: Path) -> int:
+    return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
+
+
+def run(sizes: list[int], workdir: Path, rounds: int) -> dict[str, Any]:
+    results: dict[str, Any] = {"load_before": os.getloadavg(), "sizes": {}}
+    for size in sizes:
+        log_dir = workdir / f"log-{size}"
+        sqlite_dir = workdir / f"sqlite-{size}"
+        built = asyncio.run(_build(log_dir, size))
+        print(f"built {size}: {built}", file=sys.stderr)
+        shutil.copytree(log_dir, sqlite_dir)
+        built["migrate_s"] = asyncio.run(_migrate(sqlite_dir))
+        built["disk_log_b"] = _disk(log_dir)
+        built["disk_sqlite_b"] = sum(p.stat().st_size for p in sqlite_dir.glob("graph.sqlite3*"))
+        shutil.rmtree(sqlite_dir / "migrated-from-log")
+        print(f"migrated {size}: {built['migrate_s']:.1f} s", file=sys.stderr)
+        built["log"] = _measure_in_child("log", log_dir, rounds)
+        print(f"log {size}: {built['log']}", file=sys.stderr)
+        built["sqlite"] = _measure_in_child("sqlite", sqlite_dir, rounds)
+        print(f"sqlite {size}: {built['sqlite']}", file=sys.stderr)
+        results["sizes"][size] = built
+        shutil.rmtree(log_dir)
+        shutil.rmtree(sqlite_dir)
+    results["load_after"] = os.getloadavg()
+    return results
+
+
+ROWS = (
+    ("open to first answer", "open_to_first_answer_s", "{:.2f} s"),
+    ("open to search", "open_to_search_s", "{:.2f} s"),
+    ("RSS per node", "rss_per_node_b", "{:,.0f} B"),
+    ("search `tp53` top-20 p50", "search_top20_p50_ms", "{:.2f} ms"),
+    ("search `tp53` page 2 (cursor) p50", "search_page2_p50_ms", "{:.2f} ms"),
+    ("search in a session p50", "search_session_p50_ms", "{:.2f} ms"),
+    ("getChain viewGoal p50", "chain_view_goal_p50_ms", "{:.2f} ms"),
+    ("getChain viewRelatedTask p50", "chain_related_task_p50_ms", "{:.2f} ms"),
+    ("traceProvenance claim p50", "trace_claim_p50_ms", "{:.2f} ms"),
+    ("ingest, 16 callers, fsync on", "ingest_events_per_s", "{:,.0f} events/s"),
+)
+
+
+def table(results: dict[str, Any]) -> str:
+    sizes = results["sizes"]
+    header = "| | " + " | ".join(f"{s:,} log | {s:,} sqlite" for s in sizes) + " |"
+    lines = [header, "|---" * (1 + 2 * len(sizes)) + "|"]
+    for name, key, form in ROWS:
+        cells = [form.format(sizes[s][e][key]) for s in sizes for e in ("log", "sqlite")]
+        lines.append(f"| {name} | " + " | ".join(cells) + " |")
+    for s, built in sizes.items():
+        lines.append(
+            f"\n{s:,}: {built['nodes']:,} nodes, {built['events']:,} events, preload "
+            f"{built['preload_s']:.0f} s, migration {built['migrate_s']:.1f} s, "
+            f"`tp53` hits {built['sqlite']['common_term_hits']:,}, disk: log "
+            f"{built['disk_log_b'] / 2**20:,.0f} MiB, SQLite "
+            f"{built['disk_sqlite_b'] / 2**20:,.0f} MiB"
+        )
+    return "\n".join(lines)
+
+
+def main() -> None:
+    if sys.argv[1:2] == ["measure"]:
+        engine, directory, rounds = sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
+        print(json.dumps(asyncio.run(_measure(engine, directory, rounds))))
+        return
+    parser = argparse.ArgumentParser(prog="python -m bench.embedded")
+    parser.add_argument("--nodes", default="100000,300000", help="comma-separated store sizes")
+    parser.add_argument("--rounds", type=int, default=100)
+    parser.add_argument("--workdir", type=Path, default=None)
+    arguments = parser.parse_args()
+    sizes = [int(value) for value in arguments.nodes.split(",")]
+    workdir = arguments.workdir or Path(tempfile.mkdtemp(prefix="bench-embedded-"))
+    results = run(sizes, workdir, arguments.rounds)
+    (workdir / "embedded.json").write_text(json.dumps(results, indent=2))
+    print(table(results))
+    print(f"\nload average before {results['load_before']}, after {results['load_after']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,1 @@
+"""The ``science-memory`` command line: one module per command group, ``main`` dispatches."""

@@ -1,0 +1,1 @@
+"""Session exports: PROV-JSON, PROV-JSON-LD, GraphML and Mermaid."""

@@ -1,0 +1,215 @@
+"""The HTTP app: ``GET /health``, ``GET/POST /graphql`` (GraphiQL in a browser), ``WS /graphql``
+(``graphql-transport-ws``; the token goes in ``connection_init``), ``GET /metrics`` (Prometheus,
+the same bearer rule as ``/graphql``). Every request gets a request id
+(``gateway.observability.logs``).
+
+Authentication (SPEC §8, ``gateway.http.auth``): ``/graphql``, ``/metrics`` and ``/mcp`` need
+``Authorization: Bearer <token>`` when a token is configured — the internal token may do
+everything, the read token may only query. The GraphiQL page itself is static and served without
+a token, as are its scripts under ``/graphql/assets/`` (``gateway.http.playground``). The
+request body's size and arrival time are limited by ``gateway.http.limits``.
+
+Browsers on other origins (SPEC §8): only the configured ``cors_origins`` may call, without
+credentials (cookies are never used; the bearer token is a header the preflight admits), and
+a preflight answer may be cached for ``cors_max_age`` seconds. With no origin configured no
+CORS header is ever sent, so a browser refuses every cross-origin call.
+
+GraphQL over HTTP (media types, status codes, 405 for a mutation over GET):
+``gateway.http.graphql``.
+
+``/mcp`` serves the agent's tools over the Model Context Protocol (streamable HTTP,
+``gateway.mcp``) behind the same tokens; the reviewer token gets the reviewer's tools there.
+``/explorer`` is the static session explorer (``gateway.http.explorer``); its page asks for a read
+token and sends it with its GraphQL requests.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import uuid
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.authentication import AuthenticationMiddleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.responses import JSONResponse
+from starlette.routing import Mount, Route, WebSocketRoute, request_response
+from strawberry.exceptions import ConnectionRejectionError
+
+from gateway.http.auth import WRITE, Access, RequireToken, TokenAuthentication, grant_of
+from gateway.http.explorer import Explorer
+from gateway.http.graphql import SpecGraphQL
+from gateway.http.limits import BodySizeLimit
+from gateway.http.playground import Playground
+from gateway.mcp.server import HttpEndpoint
+from gateway.observability.logs import RequestIdMiddleware, current_request_id
+from gateway.observability.metrics import Metrics, metrics_endpoint
+from gateway.observability.tracing import tracing_from
+from gateway.runtime.state import STARTUP_ERRORS, Runtime
+from gateway.schema import Limits, build_schema
+from gateway.schema.context import GraphContext
+from gateway.schema.observability import Observer
+from gateway.settings import Settings, load_settings
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.websockets import WebSocket
+    from strawberry.types.unset import UnsetType
+
+logger = logging.getLogger(__name__)
+
+# What a browser page on an allowed origin may send and read (CORS).
+CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
+
+
+class GatewayGraphQL(SpecGraphQL):
+    """Strawberry's ASGI app (speaking GraphQL over HTTP as specified) with our context, auth
+    and playground."""
+
+    def __init__(self, access: Access, playground: Playground | None = None, **kwargs: Any) -> None:
+        super().__init__(
+            build_schema(kwargs.pop("limits", None), kwargs.pop("observer", None)), **kwargs
+        )
+        self._access = access
+        self._playground = playground or Playground()
+
+    @property
+    def graphql_ide_html(self) -> str:
+        return self._playground.html
+
+    def decode_json(self, data: str | bytes) -> object:
+        """A request (an HTTP body, a WebSocket message) is a JSON object (batching is off);
+        anything else, or JSON nested too deep to decode, is refused as bad JSON: HTTP 400, or
+        the WebSocket closed with 4400."""
+        try:
+            value = json.loads(data.decode("utf-8-sig") if isinstance(data, bytes) else data)
+        except (UnicodeDecodeError, RecursionError) as exc:  # not UTF-8; nested too deep
+            raise json.JSONDecodeError(type(exc).__name__, "", 0) from exc
+        if not isinstance(value, dict):
+            raise json.JSONDecodeError("not a JSON object", "", 0)
+        return value
+
+    async def get_context(
+        self, request: Request | WebSocket, response: Response | WebSocket
+    ) -> GraphContext:
+        # A WebSocket's grant is decided by its connection_init (``on_ws_connect``).
+        grant = grant_of(request.scope)
+        request_id = current_request_id() or uuid.uuid4().hex
+        return GraphContext(
+            runtime=request.app.state.runtime, can_write=grant == WRITE, request_id=request_id[:64]
+        )
+
+    async def on_ws_connect(self, context: GraphContext) -> UnsetType | dict[str, object] | None:
+        payload = getattr(context, "connection_params", None) or {}
+        authorization = payload.get("Authorization") or payload.get("authorization")
+        grant = self._access.grant(str(authorization) if authorization else None)
+        if grant is None:
+            raise ConnectionRejectionError({"reason": "invalid token"})
+        # One context serves every operation of the connection: a read token may not mutate.
+        context.can_write = grant == WRITE
+        return await super().on_ws_connect(context)
+
+
+def limits_of(settings: Settings) -> Limits:
+    return Limits(
+        max_depth=settings.max_depth,
+        max_aliases=settings.max_aliases,
+        max_tokens=settings.max_tokens,
+        query_timeout_seconds=settings.query_timeout_seconds,
+        introspection=settings.introspection,
+        max_cost=settings.max_cost,
+        max_cost_read=settings.max_cost_read,
+        heavy_readers=settings.heavy_readers,
+    )
+
+
+async def health(request: Request) -> JSONResponse:
+    runtime: Runtime = request.app.state.runtime
+    report = await runtime.health()
+    return JSONResponse(report.as_json())
+
+
+def create_app(settings: Settings | None = None, limits: Limits | None = None) -> Starlette:
+    settings = settings or load_settings()
+    access = Access(settings)
+    playground = Playground()
+    playground.log_source()
+    metrics = Metrics()
+    tracing = tracing_from(settings)
+    observer = Observer(metrics, tracing.tracer if tracing is not None else None)
+    graphql = GatewayGraphQL(
+        access, playground, limits=limits or limits_of(settings), observer=observer
+    )
+    guarded = RequireToken(
+        BodySizeLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds),
+        playground=True,
+    )
+    tools = HttpEndpoint(settings, lambda: app.state.runtime, grant_of)
+    explorer = Explorer()
+    explorer.log_source()
+
+    @asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        try:
+            app.state.runtime = await Runtime.start(settings)
+        except STARTUP_ERRORS as exc:
+            logger.critical("cannot start: %s", exc)
+            # The message says it all: the server's own frames would only bury it.
+            raise exc.with_traceback(None) from None
+        try:
+            async with tools.running():
+                yield
+        finally:
+            await app.state.runtime.aclose()
+            if tracing is not None:
+                tracing.shutdown()
+
+    app = Starlette(
+        routes=[
+            Route("/health", health, methods=["GET"]),
+            Route(
+                "/metrics",
+                RequireToken(request_response(metrics_endpoint(metrics))),
+                methods=["GET"],
+            ),
+            Route("/graphql", guarded, methods=["GET", "POST"]),
+            WebSocketRoute("/graphql", graphql),
+            Mount("/graphql/assets", app=playground.assets),
+            Route(
+                "/mcp",
+                RequireToken(tools.app),
+                methods=["GET", "POST", "DELETE"],
+            ),
+            *explorer.routes(),
+        ],
+        middleware=[
+            *cors_middleware(settings),
+            Middleware(RequestIdMiddleware),
+            Middleware(AuthenticationMiddleware, backend=TokenAuthentication(access)),
+        ],
+        lifespan=lifespan,
+    )
+    return app
+
+
+def cors_middleware(settings: Settings) -> list[Middleware]:
+    """Outermost, so a 401 or 413 reaches the page readable too; none without origins."""
+    if not settings.cors_origins:
+        return []
+    return [
+        Middleware(
+            CORSMiddleware,
+            allow_origins=list(settings.cors_origins),
+            allow_methods=["GET", "POST"],
+            allow_headers=CORS_HEADERS,
+            expose_headers=["X-Request-ID"],
+            allow_credentials=False,
+            max_age=settings.cors_max_age,
+        )
+    ]

@@ -1,0 +1,176 @@
+"""GraphQL over HTTP (the GraphQL Foundation's spec): which media type answers, and its status.
+
+A client that accepts ``application/graphql-response+json`` gets it, with the status telling a
+refused request from an executed one: a *request error* (the document does not parse or
+validate, a variable does not coerce, a limit refuses it) answers 400 without a ``data`` entry;
+anything that executed answers 200, field errors included. A client that asks only for
+``application/json`` (or sends no ``Accept``, or ``*/*``) gets the legacy answer: 200 with
+``data: null`` for a request error, as before. A mutation sent with GET answers 405 with
+``Allow: POST``. An ``operationName`` the document does not define, or no document at all, is a
+request error like any other (strawberry raises them as plain-text HTTP errors).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from cross_web import HTTPException
+from graphql import GraphQLError
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from strawberry.asgi import GraphQL
+from strawberry.exceptions import MissingQueryError
+from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.types.execution import PreExecutionError
+
+from gateway.schema.context import GraphContext
+
+if TYPE_CHECKING:
+    from cross_web import AsyncHTTPRequestAdapter
+    from starlette.types import Receive, Scope, Send
+    from starlette.websockets import WebSocket
+    from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+    from strawberry.types import ExecutionResult
+
+GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
+JSON = "application/json"
+# Specificity of a media range: an exact type, ``application/*``, ``*/*``.
+_EXACT, _TYPE, _ANY = 2, 1, 0
+
+
+class MethodNotAllowed(HTTPException):
+    """An operation the HTTP method may not carry (a mutation over GET): 405 with ``Allow``."""
+
+    def __init__(self, reason: str, allow: str = "POST") -> None:
+        super().__init__(405, reason)
+        self.allow = allow
+
+
+class SpecGraphQL(GraphQL[GraphContext, None]):
+    """Strawberry's ASGI app with the media types, status codes and 405 described above."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope, receive=receive))
+        except HTTPException as exc:
+            allow = {"Allow": exc.allow} if isinstance(exc, MethodNotAllowed) else None
+            response = PlainTextResponse(exc.reason, status_code=exc.status_code, headers=allow)
+        await response(scope, receive, send)
+
+    async def execute_single(
+        self,
+        request: Request,
+        request_adapter: AsyncHTTPRequestAdapter,
+        sub_response: Response,
+        context: GraphContext,
+        root_value: None,
+        request_data: GraphQLRequestData,
+    ) -> ExecutionResult:
+        try:
+            return await super().execute_single(
+                request=request,
+                request_adapter=request_adapter,
+                sub_response=sub_response,
+                context=context,
+                root_value=root_value,
+                request_data=request_data,
+            )
+        except HTTPException as exc:
+            # Only GET has a method to blame; a subscription over POST stays a 400 request error.
+            if request.method == "GET" and isinstance(exc.__cause__, InvalidOperationTypeError):
+                raise MethodNotAllowed(exc.reason) from exc.__cause__
+            if isinstance(exc.__cause__, CannotGetOperationTypeError | MissingQueryError):
+                return PreExecutionError(data=None, errors=[GraphQLError(exc.reason)])
+            raise
+
+    async def get_sub_response(self, request: Request | WebSocket) -> Response:
+        sub_response = await super().get_sub_response(request)
+        sub_response.media_type = response_media_type(request.headers.get("accept"))
+        return sub_response
+
+    async def process_result(
+        self, request: Request, result: ExecutionResult
+    ) -> GraphQLHTTPResponse:
+        response = await super().process_result(request, result)
+        media_type = response_media_type(request.headers.get("accept"))
+        if media_type == GRAPHQL_RESPONSE_JSON and is_request_error(result):
+            response.pop("data", None)
+        return response
+
+    def create_response(
+        self,
+        response_data: GraphQLHTTPResponse | list[GraphQLHTTPResponse],
+        sub_response: Response,
+    ) -> Response:
+        response = super().create_response(response_data, sub_response)
+        if sub_response.media_type == GRAPHQL_RESPONSE_JSON:
+            response.headers["content-type"] = f"{GRAPHQL_RESPONSE_JSON}; charset=utf-8"
+            if isinstance(response_data, dict) and "data" not in response_data:
+                response.status_code = request_error_status(response_data)
+        return response
+
+
+def request_error_status(response: GraphQLHTTPResponse) -> int:
+    """403 for a read token's mutation, else 400 (a document that never executed)."""
+    errors: list[Any] = list(response.get("errors") or [])
+    codes = {(error.get("extensions") or {}).get("code") for error in errors}
+    return 403 if codes == {"FORBIDDEN"} else 400
+
+
+def response_media_type(accept: str | None) -> str:
+    """The media type to answer with for an ``Accept`` header.
+
+    The highest quality wins, then the more specific range; asked for both by name at the same
+    quality, the newer type wins; matched only by a wildcard (browsers, curl), ``application/json``.
+    Nothing acceptable (or no header) falls back to ``application/json``, which the spec requires
+    every server to speak.
+    """
+    best: tuple[float, int, int] = (0.0, -1, 0)
+    choice = JSON
+    for candidate, preference in ((GRAPHQL_RESPONSE_JSON, 1), (JSON, 0)):
+        quality, specificity = _match(accept or "", candidate)
+        tie_break = preference if specificity == _EXACT else 1 - preference
+        rank = (quality, specificity, tie_break)
+        if quality > 0 and rank > best:
+            best, choice = rank, candidate
+    return choice
+
+
+def is_request_error(result: ExecutionResult) -> bool:
+    """True when the document never executed: parse, validation or variable coercion errors.
+
+    Strawberry marks parse and validation failures as ``PreExecutionError``; graphql-core reports
+    a variable that does not coerce as an execution result without data whose errors have no
+    ``path`` (a field error always has one).
+    """
+    if isinstance(result, PreExecutionError):
+        return True
+    errors = result.errors or []
+    return result.data is None and bool(errors) and all(error.path is None for error in errors)
+
+
+def _match(accept: str, candidate: str) -> tuple[float, int]:
+    """Quality and specificity of the most specific range of ``accept`` matching ``candidate``."""
+    kind = candidate.split("/", 1)[0]
+    found: tuple[int, float] = (-1, 0.0)
+    for entry in accept.split(","):
+        media, *parameters = (part.strip() for part in entry.split(";"))
+        media = media.lower()
+        specificity = {candidate: _EXACT, f"{kind}/*": _TYPE, "*/*": _ANY}.get(media)
+        if specificity is not None and specificity > found[0]:
+            found = (specificity, _quality(parameters))
+    return found[1], found[0]
+
+
+def _quality(parameters: list[str]) -> float:
+    for parameter in parameters:
+        name, _, value = parameter.partition("=")
+        if name.strip().lower() == "q":
+            try:
+                return min(max(float(value), 0.0), 1.0)
+            except ValueError:
+                return 0.0
+    return 1.0

@@ -1,0 +1,100 @@
+"""uvicorn's h11 protocol with a request-head timeout (slowloris, idle sockets).
+
+uvicorn closes a kept-alive connection that stays idle (``timeout_keep_alive``), but it starts
+that timer only after a response, and stops it at the first byte of the next request: a
+connection that never sends a request, or sends its head a byte at a time, is held forever.
+``HeadTimeoutProtocol`` closes a connection whose request head is not complete within
+``head_timeout`` seconds of the connection opening or of the previous response. The body has
+its own timeout (``gateway.http.app.BodySizeLimit``).
+"""
+
+from __future__ import annotations
+
+import logging
+import resource
+from typing import TYPE_CHECKING, Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+if TYPE_CHECKING:
+    import asyncio
+
+    import h11
+
+
+logger = logging.getLogger(__name__)
+
+# Descriptors beside the connections: the store's files, the Neo4j pool, the log, the loop.
+SPARE_DESCRIPTORS = 256
+
+
+def fit_open_file_limit(max_connections: int) -> int:
+    """Raise the soft open-file limit so ``max_connections`` sockets fit (up to the hard limit).
+
+    Past the limit ``accept`` fails with EMFILE and a new client is reset instead of answered
+    503 by the connection cap. Returns the connections that fit; logs when that is fewer."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    wanted = max_connections + SPARE_DESCRIPTORS
+    if soft != resource.RLIM_INFINITY and soft < wanted:
+        raised = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (raised, hard))
+        soft = raised
+    fits = max_connections if soft == resource.RLIM_INFINITY else soft - SPARE_DESCRIPTORS
+    if fits < max_connections:
+        logger.warning(
+            "the open-file limit (%d) holds only %d of MAX_CONNECTIONS=%d connections",
+            soft,
+            max(fits, 1),
+            max_connections,
+        )
+    return max(1, min(fits, max_connections))
+
+
+class HeadTimeoutProtocol(H11Protocol):
+    head_timeout: float = 10.0
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._timed_cycle: object | None = None
+
+    @classmethod
+    def with_timeout(cls, seconds: float) -> type[HeadTimeoutProtocol]:
+        return type(cls.__name__, (cls,), {"head_timeout": seconds})
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._arm()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm()
+        super().connection_lost(exc)
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if self.cycle is not None and self.cycle is not self._timed_cycle:
+            self._timed_cycle = self.cycle  # a whole request head arrived
+            self._disarm()
+
+    def on_response_complete(self) -> None:
+        super().on_response_complete()
+        if not self.transport.is_closing():
+            self._arm()
+
+    def handle_websocket_upgrade(self, event: h11.Request) -> None:
+        self._disarm()  # the connection now belongs to the WebSocket protocol
+        super().handle_websocket_upgrade(event)
+
+    def _arm(self) -> None:
+        self._disarm()
+        self._head_timer = self.loop.call_later(self.head_timeout, self._timed_out)
+
+    def _disarm(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _timed_out(self) -> None:
+        self._head_timer = None
+        if not self.transport.is_closing():
+            self.transport.close()

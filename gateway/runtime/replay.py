@@ -1,0 +1,100 @@
+"""Outbox replay in batches: consecutive journalled events of one session in one transaction.
+
+Replaying one event per transaction costs a transaction (a session lock, a commit, a feed entry)
+per event; a batch pays them once. The use cases open their own transaction for each event, so
+each event of a batch runs on ``_BatchStore``: the store whose ``transaction()`` is the batch's
+open transaction (not committed by the event). When a batch cannot be applied whole — an event
+is rejected (``DomainError``) or the store asks for a retry (a transient conflict) — it is rolled
+back and its events are applied one transaction each, as before: a rejected event is dropped
+alone and the others still count.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, TypeVar
+
+from gateway.stores.forwarding import ForwardedReads
+from resolvers.errors import DomainError, StoreUnavailableError
+from resolvers.observe import APPLY
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+
+    from resolvers.events import Event
+    from resolvers.store import GraphStore, GraphTransaction
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+
+class _BatchInterruptedError(Exception):
+    """An event of the batch needs a transaction of its own (a retry after a conflict)."""
+
+
+class _BatchStore(ForwardedReads):
+    """``store`` for one event of a batch: its transaction is the batch's open one."""
+
+    def __init__(self, store: GraphStore, tx: GraphTransaction) -> None:
+        super().__init__(tx)
+        self._tx = tx
+        self._failed = False
+        self.backend = store.backend
+        self.ping = store.ping
+        self.count_nodes = store.count_nodes
+        self.aclose = store.aclose
+
+    @asynccontextmanager
+    async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
+        if self._failed:  # the batch's transaction is in doubt: never run on it again
+            raise _BatchInterruptedError
+        try:
+            yield self._tx
+        except BaseException:
+            self._failed = True
+            raise
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        async with self.transaction(session_id) as tx:
+            return await work(tx)
+
+
+async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
+    """Apply consecutive events of one session, in one transaction when possible.
+
+    ``StoreUnavailableError`` (other than a conflict worth a retry) propagates: the events stay
+    journalled. A rejected event is logged and dropped: it was validated before it was queued,
+    so a retry cannot fix it."""
+    if len(events) > 1:
+
+        async def apply_all(tx: GraphTransaction) -> None:
+            batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
+            for event in events:
+                await APPLY[type(event)](batch, event)
+
+        try:
+            await store.write(events[0].session_id, apply_all)
+            return
+        except StoreUnavailableError as exc:
+            if not exc.transient:
+                raise
+        except (DomainError, _BatchInterruptedError):
+            pass  # rolled back: one transaction per event below
+    for event in events:
+        await apply_one(store, event)
+
+
+async def apply_one(store: GraphStore, event: Event) -> None:
+    try:
+        await APPLY[type(event)](store, event)
+    except StoreUnavailableError:
+        raise
+    except DomainError as exc:
+        logger.error(
+            "dropping a queued %s event of session %s rejected on replay: %s",
+            event.kind,
+            event.session_id,
+            exc.message,
+        )

@@ -1,0 +1,99 @@
+"""Opening the embedded (``file``) backend with the engine the settings name.
+
+``log`` is ``gateway.stores.file`` (a JSON-lines log, the graph in memory); ``sqlite`` is
+``gateway.stores.sqlite`` (one SQLite database; it migrates a log directory on first start).
+A directory migrated to SQLite is refused by the log engine instead of being read as empty.
+``export_graph`` / ``import_graph``: the whole graph as JSON lines, for people who want text.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from gateway.stores.file.codec import apply_op, capture, decode, encode, snapshot_ops
+from gateway.stores.file.graph import MemoryGraph
+from gateway.stores.file.lock import DirectoryLock
+from gateway.stores.file.store import FileStore
+from gateway.stores.sqlite import queries
+from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
+from gateway.stores.sqlite.store import SqliteStore
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from gateway.stores.file.codec import Captured
+
+
+class EngineMismatchError(Exception):
+    """The data directory belongs to another engine than the one configured."""
+
+
+async def open_embedded_store(
+    directory: Path, *, engine: str = "log", fsync: bool = True
+) -> FileStore | SqliteStore:
+    """Open the embedded store in ``directory`` with ``engine`` (``log`` or ``sqlite``)."""
+    if engine == "sqlite":
+        return await SqliteStore.open(directory, fsync=fsync)
+    if (directory / DATABASE_NAME).exists():
+        raise EngineMismatchError(
+            f"the graph in {directory} was migrated to the SQLite engine: set "
+            "SCIENCE_AGENT_MEMORY_GRAPH_FILE_ENGINE=sqlite (its log files are kept in "
+            f"{directory / 'migrated-from-log'})"
+        )
+    return await FileStore.open(directory, fsync=fsync)
+
+
+async def capture_embedded(store: FileStore | SqliteStore) -> Captured:
+    """A consistent copy of every record of an embedded store (for migration and export)."""
+    if isinstance(store, FileStore):
+        return store.capture()
+    return await store.read(queries.capture)
+
+
+async def export_graph(store: FileStore | SqliteStore, output: Path) -> int:
+    """Write every record of ``store`` to ``output`` as JSON lines, one op a line (the log
+    engine's snapshot ops, ``gateway.stores.file.codec``); the number of lines."""
+    captured = await capture_embedded(store)
+
+    def write() -> int:
+        count = 0
+        with output.open("wb") as file:
+            for op in snapshot_ops(captured):
+                file.write(encode(op) + b"\n")
+                count += 1
+        return count
+
+    return await asyncio.to_thread(write)
+
+
+async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> int:
+    """Build the SQLite database of an empty ``directory`` from JSON lines written by
+    ``export_graph``; the number of records. Raises ``ValueError`` naming the line of a bad
+    record, ``FileExistsError`` when the directory already holds a graph."""
+
+    def build() -> int:
+        if (directory / DATABASE_NAME).exists() or log_files(directory):
+            raise FileExistsError(f"{directory} already holds a graph; import into a new one")
+        graph = MemoryGraph()
+        strings: dict[str, str] = {}
+        with source.open("rb") as file:
+            for number, line in enumerate(file, 1):
+                if not line.strip():
+                    continue
+                try:
+                    apply_op(graph, decode(line), strings)
+                except (ValueError, KeyError, TypeError) as exc:
+                    raise ValueError(
+                        f"{source}, line {number}: not a graph record ({exc})"
+                    ) from exc
+        captured = capture(graph)
+        directory.mkdir(parents=True, exist_ok=True)
+        build_database(directory, captured, fsync=fsync, origin="json-lines")
+        return captured.record_count()
+
+    lock = DirectoryLock.acquire(directory)
+    try:
+        return await asyncio.to_thread(build)
+    finally:
+        lock.release()

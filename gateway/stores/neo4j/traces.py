@@ -1,0 +1,198 @@
+"""A provenance trace's hops in one statement each: ``resolvers.store.TraceReader`` for Neo4j.
+
+``resolvers.provenance`` walks upstream hop by hop; over the primitives a hop is about ten
+round trips, each waiting for the one before (edges, their nodes, per run the chain index,
+the chain's first step, its goals, the steps a run ended on). Here one statement answers all
+of them, the same answers the primitives give (the same index seeks and projections as
+``gateway.stores.neo4j.cypher``), and one more reads the steps of the witness path's runs:
+
+* the frontier's edges of the walked types, with their far ends, in ``expand``'s order;
+* per run, the nearest member of the target label below its start (``chain_before``, limit
+  1) and, for a run through its chain's start, the chain's first member (``chain_neighbours``
+  at ``CHAIN_START``); the ``next`` edges into those first members with their far ends, and
+  the ``next`` edges out of every member found.
+
+The statement text depends only on the frontier's labels and the target label (cached).
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import TYPE_CHECKING, Any, Final, LiteralString
+
+from gateway.stores.neo4j.cypher import (
+    ALL_LABELS,
+    EDGE_MAP,
+    NODE,
+    STEP_LABELS,
+    any_label,
+    type_name,
+)
+from gateway.stores.neo4j.reads import Reads, rows_of
+from gateway.stores.neo4j.records import chain_pos, chain_scope, to_edge, to_node
+from resolvers.records import EdgeType, Label
+from resolvers.store import LineRecord, UpstreamRecord
+from resolvers.writes import CHAIN_START
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    import neo4j
+
+    from resolvers.records import EdgeRecord, NodeRecord
+    from resolvers.store import LineQuery, RunQuery
+
+_DESC: Final[LiteralString] = "n.session_id DESC, n._sm_scope DESC, n._sm_pos DESC"
+_ASC: Final[LiteralString] = "n.session_id, n._sm_scope, n._sm_pos"
+
+
+def _members(
+    names: Sequence[LiteralString], where: LiteralString, order: LiteralString
+) -> LiteralString:
+    """A ``UNION ALL`` of one index-hinted chain seek per step label (as ``cypher._chain``)
+    over the chain of the imported ``q``, binding ``n``."""
+    return " UNION ALL ".join(
+        f"MATCH (n:{name} {{session_id: q.session, _sm_scope: q.scope}}) "
+        f"USING INDEX SEEK n:{name}(session_id, _sm_scope, _sm_pos) WHERE {where} RETURN n"
+        f"{order}"
+        for name in names
+    )
+
+
+def _projected(nodes: LiteralString) -> LiteralString:
+    return f"[n IN {nodes} | {NODE}]"
+
+
+@cache
+def upstream_hop(
+    frontier: frozenset[Label], types: tuple[EdgeType, ...], label: Label
+) -> LiteralString:
+    """The answers of one trace hop (``resolvers.store.UpstreamRecord``) as one row."""
+    walked = "|".join(type_name(edge_type) for edge_type in types)
+    steps = [name for name in STEP_LABELS if name == label.value]
+    nearest: LiteralString = "RETURN [] AS nearest"
+    if steps:
+        nearest = (
+            "CALL (q) { "
+            + _members(
+                steps,
+                "n._sm_pos < q.pos AND (q.after IS NULL OR n._sm_pos > q.after)",
+                f" ORDER BY {_DESC} LIMIT 1",
+            )
+            + " } WITH n ORDER BY n._sm_pos DESC LIMIT 1 RETURN collect(n) AS nearest"
+        )
+    head = (
+        "CALL (q) { "
+        + _members(
+            STEP_LABELS, "q.after IS NULL AND n._sm_pos > $start", f" ORDER BY {_ASC} LIMIT 1"
+        )
+        + " } WITH n ORDER BY n._sm_pos, n.id LIMIT 1 RETURN collect(n) AS heads"
+    )
+    return (
+        "CALL () { "
+        f"UNWIND $rows AS row MATCH (f:{any_label(frontier)} {{id: row.id}}) "
+        f"MATCH (f)<-[r:{walked}]-(n) WITH row, r, n ORDER BY row.i, r._sm_order "
+        f"RETURN collect({EDGE_MAP}) AS edges, collect({NODE}) AS sources }} "
+        "CALL () { "
+        "UNWIND $runs AS q "
+        f"CALL (q) {{ {nearest} }} CALL (q) {{ {head} }} "
+        "RETURN collect({nearest: nearest, head: head(heads)}) AS runs } "
+        "CALL (runs) { "
+        "UNWIND runs AS q WITH DISTINCT q.head AS h WHERE h IS NOT NULL "
+        "MATCH (h)<-[r:next]-(n) WITH h, r, n ORDER BY h.id, r._sm_order "
+        f"RETURN collect({EDGE_MAP}) AS into_heads, collect({NODE}) AS goals }} "
+        "CALL (runs) { "
+        "UNWIND runs AS q UNWIND [q.head] + q.nearest AS e WITH DISTINCT e WHERE e IS NOT NULL "
+        "MATCH (e)-[r:next]->() WITH e, r ORDER BY e.id, r._sm_order "
+        f"RETURN collect({EDGE_MAP}) AS out_of_ends }} "
+        "RETURN edges, sources + goals AS nodes, into_heads, out_of_ends, "
+        f"[q IN runs | {{nearest: {_projected('q.nearest')}, "
+        f"head: {_projected('[x IN [q.head] WHERE x IS NOT NULL]')}}}] AS runs"
+    )
+
+
+RUN_LINES: Final = (
+    "UNWIND $lines AS q "
+    "CALL (q) { CALL (q) { "
+    + _members(STEP_LABELS, "n._sm_pos < q.pos AND (q.after IS NULL OR n._sm_pos > q.after)", "")
+    + " } WITH n ORDER BY n._sm_pos DESC RETURN collect(n) AS members } "
+    f"OPTIONAL MATCH (s:{any_label(ALL_LABELS)} {{id: q.start_id}}) "
+    f"OPTIONAL MATCH (t:{any_label(ALL_LABELS)} {{id: q.end_id}}) "
+    "CALL (members, s, t) { "
+    "WITH [x IN [s] + members + [t] WHERE x IS NOT NULL] AS line "
+    "UNWIND line AS a MATCH (a)-[r:next]->(b) WHERE b IN line "
+    f"RETURN collect({EDGE_MAP}) AS edges }} "
+    f"RETURN q.i AS i, {_projected('members')} AS members, edges ORDER BY i"
+)
+"""Per line (``resolvers.store.LineQuery``), ``chain_before`` and the ``next`` edges among
+the line's nodes."""
+
+
+def _edges(values: Sequence[Mapping[str, Any]]) -> list[EdgeRecord]:
+    return [to_edge(e["type"], e["source"], e["target"], e["props"]) for e in values]
+
+
+def _nodes(values: Sequence[Mapping[str, Any]]) -> list[NodeRecord]:
+    return [to_node(value) for value in values]
+
+
+class Traces(Reads):
+    """The read primitives plus whole trace hops (``resolvers.store.TraceReader``)."""
+
+    async def upstream_hop(
+        self,
+        frontier: Sequence[str],
+        types: Sequence[EdgeType],
+        runs: Sequence[RunQuery],
+        label: Label,
+    ) -> UpstreamRecord:
+        rows, labels = rows_of(frontier)
+        queries = [
+            {
+                "session": run.session_id,
+                "scope": chain_scope(run.scope_key),
+                "pos": chain_pos(run.start),
+                "after": None if run.after is None else chain_pos(run.after),
+            }
+            for run in runs
+        ]
+        if not rows:
+            labels = frozenset({Label.TASK})  # any: no row matches
+        record = await self._record(
+            upstream_hop(labels, tuple(types), label),
+            rows=rows,
+            runs=queries,
+            start=chain_pos(CHAIN_START),
+        )
+        order = {edge_type: index for index, edge_type in enumerate(types)}
+        edges = sorted(_edges(record["edges"]), key=lambda edge: order[edge.type])
+        return UpstreamRecord(
+            edges,
+            _nodes(record["nodes"]),
+            [_nodes(run["nearest"]) for run in record["runs"]],
+            [next(iter(_nodes(run["head"])), None) for run in record["runs"]],
+            _edges(record["into_heads"]),
+            _edges(record["out_of_ends"]),
+        )
+
+    async def run_lines(self, lines: Sequence[LineQuery]) -> list[LineRecord]:
+        queries = [
+            {
+                "i": index,
+                "session": line.session_id,
+                "scope": chain_scope(line.scope_key),
+                "pos": chain_pos(line.start),
+                "after": None if line.after is None else chain_pos(line.after),
+                "start_id": line.start_id,
+                "end_id": line.end_id,
+            }
+            for index, line in enumerate(lines)
+        ]
+        records = await self._fetch(RUN_LINES, lines=queries)
+        return [
+            LineRecord(_nodes(record["members"]), _edges(record["edges"])) for record in records
+        ]
+
+    async def _record(self, query: LiteralString, **params: Any) -> neo4j.Record:
+        (record,) = await self._fetch(query, **params)
+        return record

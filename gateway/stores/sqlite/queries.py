@@ -1,0 +1,402 @@
+"""The read primitives as SQL over one connection (synchronous; run on its thread).
+
+Every list argument is passed as one JSON array (``json_each``): any length, one statement.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from gateway.stores.file.codec import Captured
+from gateway.stores.sqlite.schema import (
+    EDGE_COLUMNS,
+    NODE_COLUMNS,
+    chain_of,
+    edge_of,
+    node_of,
+    prefix_end,
+)
+from resolvers.records import Direction, EdgeType, Label, NodeRecord, Page, SearchHit
+
+if TYPE_CHECKING:
+    import sqlite3
+    from collections.abc import Iterable, Sequence
+
+    from resolvers.records import EdgeRecord
+    from resolvers.store import ChainPosition
+
+_NODE = f"SELECT {NODE_COLUMNS} FROM nodes"
+_PLACEHOLDERS = 64
+
+
+def _json(values: Iterable[str]) -> str:
+    return json.dumps(list(values))
+
+
+def _among(column: str, values: Sequence[str]) -> tuple[str, Sequence[str]]:
+    """``column IN (…)`` for ``values``: placeholders for a few (no JSON to build and parse),
+    one JSON array for many (any length, one statement)."""
+    if len(values) <= _PLACEHOLDERS:
+        return f"{column} IN ({', '.join('?' * len(values))})", values
+    return f"{column} IN (SELECT value FROM json_each(?))", [_json(values)]
+
+
+def get_nodes(db: sqlite3.Connection, ids: Sequence[str]) -> list[NodeRecord | None]:
+    among, arguments = _among("id", ids)
+    rows = db.execute(f"{_NODE} WHERE {among}", arguments)
+    found = {node.id: node for node in map(node_of, rows)}
+    return [found.get(node_id) for node_id in ids]
+
+
+def get_node(db: sqlite3.Connection, node_id: str) -> tuple[int, NodeRecord] | None:
+    row = db.execute(f"{_NODE} WHERE id = ?", (node_id,)).fetchone()
+    return None if row is None else (row[0], node_of(row))
+
+
+def nodes_by_key(
+    db: sqlite3.Connection, key: str, labels: Sequence[Label] | None, session_id: str | None
+) -> list[NodeRecord]:
+    rows = db.execute(f"{_NODE} WHERE key = ? ORDER BY rid", (key,))
+    return [
+        node
+        for node in map(node_of, rows)
+        if (labels is None or node.label in labels)
+        and (session_id is None or node.session_id == session_id)
+    ]
+
+
+def artifact_versions(
+    db: sqlite3.Connection, artifact_id: str, session_id: str | None
+) -> list[NodeRecord]:
+    rows = db.execute(
+        f"{_NODE} WHERE artifact = ?1 AND (?2 IS NULL OR session = ?2) ORDER BY version, rid",
+        (artifact_id, session_id),
+    )
+    by_version = {node.get("version", 0): node for node in map(node_of, rows)}
+    return list(by_version.values())
+
+
+def expand(
+    db: sqlite3.Connection, ids: Sequence[str], edge_type: EdgeType, direction: Direction
+) -> list[EdgeRecord]:
+    near = "source" if direction is Direction.OUT else "target"
+    distinct = list(dict.fromkeys(ids))
+    if len(distinct) == 1:
+        rows = db.execute(
+            f"SELECT {EDGE_COLUMNS} FROM edges WHERE {near} = ? AND type = ? ORDER BY rid",
+            (distinct[0], edge_type.value),
+        )
+        return [edge_of(row) for row in rows]
+    rows = db.execute(
+        f"SELECT {EDGE_COLUMNS} FROM json_each(?) AS wanted"
+        f" JOIN edges ON edges.{near} = wanted.value AND edges.type = ? ORDER BY wanted.key, rid",
+        (_json(distinct), edge_type.value),
+    )
+    return [edge_of(row) for row in rows]
+
+
+def edges_among(
+    db: sqlite3.Connection, ids: Sequence[str], types: Sequence[EdgeType] | None
+) -> list[EdgeRecord]:
+    wanted = _json(dict.fromkeys(ids))
+    rows = db.execute(
+        f"SELECT {EDGE_COLUMNS} FROM json_each(?1) AS wanted"
+        " JOIN edges ON edges.source = wanted.value"
+        " WHERE edges.target IN (SELECT value FROM json_each(?1))"
+        " AND (?2 IS NULL OR edges.type IN (SELECT value FROM json_each(?2)))"
+        " ORDER BY wanted.key, rid",
+        (wanted, None if types is None else _json([t.value for t in types])),
+    )
+    return [edge_of(row) for row in rows]
+
+
+def list_nodes(
+    db: sqlite3.Connection,
+    labels: Sequence[Label] | None,
+    session_id: str | None,
+    limit: int,
+    offset: int,
+) -> Page[NodeRecord]:
+    if labels is None and session_id is None:
+        return Page([], 0, False)
+    where, arguments = "live", []
+    if session_id is not None:
+        where += " AND session = ?"
+        arguments.append(session_id)
+    if labels is not None:
+        where += " AND label IN (SELECT value FROM json_each(?))"
+        arguments.append(_json([label.value for label in labels]))
+    (total,) = db.execute(f"SELECT count(*) FROM nodes WHERE {where}", arguments).fetchone()
+    rows = db.execute(
+        f"{_NODE} WHERE {where} ORDER BY rid DESC LIMIT ? OFFSET ?", (*arguments, limit, offset)
+    )
+    items = [node_of(row) for row in rows]
+    return Page(items, total, offset + len(items) < total)
+
+
+def list_edges(
+    db: sqlite3.Connection,
+    types: Sequence[EdgeType],
+    session_id: str | None,
+    limit: int,
+    offset: int,
+) -> Page[EdgeRecord]:
+    # Grouped by type in the order the types are given, newest first within a type.
+    where = (
+        " FROM json_each(?1) AS wanted JOIN edges ON edges.type = wanted.value"
+        " AND (?2 IS NULL OR edges.session = ?2)"
+        " JOIN nodes AS s ON s.id = edges.source AND s.live"
+        " JOIN nodes AS t ON t.id = edges.target AND t.live"
+    )
+    arguments = (_json([t.value for t in dict.fromkeys(types)]), session_id)
+    (total,) = db.execute(f"SELECT count(*){where}", arguments).fetchone()
+    rows = db.execute(
+        f"SELECT {EDGE_COLUMNS}{where} ORDER BY wanted.key, edges.rid DESC LIMIT ?3 OFFSET ?4",
+        (*arguments, limit, offset),
+    )
+    items = [edge_of(row) for row in rows]
+    return Page(items, total, offset + len(items) < total)
+
+
+def session_node_ids(db: sqlite3.Connection, session_id: str) -> list[str]:
+    rows = db.execute("SELECT id FROM nodes WHERE session = ? ORDER BY rid", (session_id,))
+    return [node_id for (node_id,) in rows]
+
+
+def project_artifacts(db: sqlite3.Connection, project_id: str) -> list[NodeRecord]:
+    rows = db.execute(f"{_NODE} WHERE project = ? ORDER BY rid", (project_id,))
+    return [node_of(row) for row in rows]
+
+
+_CHAIN = f"{_NODE} INDEXED BY nodes_chain WHERE session = ? AND chain = ?"
+
+
+def chain_members(
+    db: sqlite3.Connection, session_id: str, scope_key: str | None
+) -> list[NodeRecord]:
+    rows = db.execute(f"{_CHAIN} ORDER BY chain_at, seq, id", (session_id, chain_of(scope_key)))
+    return [node_of(row) for row in rows]
+
+
+def chain_neighbours(
+    db: sqlite3.Connection, session_id: str, scope_key: str | None, position: ChainPosition
+) -> tuple[NodeRecord | None, NodeRecord | None]:
+    chain = (session_id, chain_of(scope_key), *position)
+    before = db.execute(
+        f"{_CHAIN} AND (chain_at, seq) < (?, ?) ORDER BY chain_at DESC, seq DESC, id DESC LIMIT 1",
+        chain,
+    ).fetchone()
+    after = db.execute(
+        f"{_CHAIN} AND (chain_at, seq) > (?, ?) ORDER BY chain_at, seq, id LIMIT 1", chain
+    ).fetchone()
+    return (
+        None if before is None else node_of(before),
+        None if after is None else node_of(after),
+    )
+
+
+def chain_before(
+    db: sqlite3.Connection,
+    session_id: str,
+    scope_key: str | None,
+    position: ChainPosition,
+    after: ChainPosition | None,
+    label: Label | None,
+    limit: int | None,
+) -> list[NodeRecord]:
+    sql = f"{_NODE} WHERE session = ? AND chain = ?"
+    arguments: list[Any] = [session_id, chain_of(scope_key)]
+    if label is not None:
+        sql = f"{_NODE} INDEXED BY nodes_chain_label WHERE session = ? AND chain = ? AND label = ?"
+        arguments.append(label.value)
+    sql += " AND (chain_at, seq) < (?, ?)"
+    arguments.extend(position)
+    if after is not None:
+        sql += " AND (chain_at, seq) > (?, ?)"
+        arguments.extend(after)
+    sql += " ORDER BY chain_at DESC, seq DESC, id DESC LIMIT ?"
+    arguments.append(-1 if limit is None else limit)
+    return [node_of(row) for row in db.execute(sql, arguments)]
+
+
+def _matches(
+    terms: Sequence[str], session_id: str | None, labels: Sequence[Label] | None
+) -> tuple[str, list[Any]]:
+    """SQL of ``(nid, term number, best rank)`` for every (node, term) that matches."""
+    parts, arguments = [], []
+    for number, term in enumerate(dict.fromkeys(terms)):
+        end = prefix_end(term)
+        where = "token >= ?" + ("" if end is None else " AND token < ?")
+        if session_id is not None:
+            where += " AND session = ?"
+        if labels is not None:
+            where += " AND label IN (SELECT value FROM json_each(?))"
+        parts.append(
+            f"SELECT nid, {number} AS term, min(rank) AS rank, min(newer) AS newer FROM terms"
+            f"{' INDEXED BY terms_session' if session_id is not None else ''}"
+            f" WHERE {where} GROUP BY nid"
+        )
+        arguments.append(term)
+        if end is not None:
+            arguments.append(end)
+        if session_id is not None:
+            arguments.append(session_id)
+        if labels is not None:
+            arguments.append(_json([label.value for label in labels]))
+    return " UNION ALL ".join(parts), arguments
+
+
+def search(
+    db: sqlite3.Connection,
+    terms: Sequence[str],
+    session_id: str | None,
+    labels: Sequence[Label] | None,
+    require_all: bool,
+) -> list[SearchHit]:
+    if not terms:
+        return []
+    matches, arguments = _matches(terms, session_id, labels)
+    having = f" HAVING count(*) = {len(dict.fromkeys(terms))}" if require_all else ""
+    rows = db.execute(
+        f"WITH hits AS (SELECT nid, count(*) AS matched, min(rank) AS rank"
+        f" FROM ({matches}) GROUP BY nid{having})"
+        f" SELECT {NODE_COLUMNS}, matched, hits.rank FROM hits JOIN nodes ON nodes.rid = hits.nid",
+        arguments,
+    )
+    return [SearchHit(node_of(row[:8]), row[8], row[9]) for row in rows]
+
+
+def search_ranked(
+    db: sqlite3.Connection,
+    terms: Sequence[str],
+    session_id: str | None,
+    labels: Sequence[Label] | None,
+    require_all: bool,
+    limit: int,
+    offset: int,
+) -> Page[NodeRecord]:
+    distinct = list(dict.fromkeys(terms))
+    if not distinct:
+        return Page([], 0, False)
+    if len(distinct) == 1 and session_id is None:
+        tokens = _tokens_of(db, distinct[0])
+        if tokens is not None:
+            return _search_tokens(db, tokens, labels, limit, offset)
+    matches, arguments = _matches(distinct, session_id, labels)
+    having = f" HAVING count(*) = {len(distinct)}" if require_all else ""
+    hits = (
+        "SELECT nid, count(*) AS matched, min(rank) AS rank, min(newer) AS newer"
+        f" FROM ({matches}) GROUP BY nid{having}"
+    )
+    (total,) = db.execute(f"SELECT count(*) FROM ({hits})", arguments).fetchone()
+    rows = db.execute(
+        f"WITH hits AS ({hits}) SELECT {NODE_COLUMNS} FROM hits"
+        " JOIN nodes ON nodes.rid = hits.nid"
+        " ORDER BY matched DESC, hits.rank, hits.newer, nodes.id LIMIT ? OFFSET ?",
+        [*arguments, limit, offset],
+    )
+    items = [node_of(row) for row in rows]
+    return Page(items, total, offset + len(items) < total)
+
+
+# A term that is the prefix of more distinct tokens than this is ranked by one SQL sort.
+MAX_MERGED_TOKENS = 64
+
+
+def _tokens_of(db: sqlite3.Connection, term: str) -> list[str] | None:
+    """The distinct tokens ``term`` is a prefix of, each found in O(log n); ``None`` when
+    there are more than ``MAX_MERGED_TOKENS``."""
+    end = prefix_end(term)
+    found: list[str] = []
+    (token,) = db.execute("SELECT min(token) FROM terms WHERE token >= ?", (term,)).fetchone()
+    while token is not None and (end is None or token < end):
+        if len(found) == MAX_MERGED_TOKENS:
+            return None
+        found.append(token)
+        (token,) = db.execute("SELECT min(token) FROM terms WHERE token > ?", (token,)).fetchone()
+    return found
+
+
+def _search_tokens(
+    db: sqlite3.Connection,
+    tokens: Sequence[str],
+    labels: Sequence[Label] | None,
+    limit: int,
+    offset: int,
+) -> Page[NodeRecord]:
+    """One term over every session: each token's matches are read in search order from the
+    front of the index (rank, then newer) and merged, so a page costs O(tokens · (offset +
+    limit) · log n), not a sort of every match. Nodes tied on (rank, newer) at the page's end
+    are all read, to order them by id."""
+    label_filter = "" if labels is None else " AND label IN (SELECT value FROM json_each(?))"
+    extra: list[Any] = [] if labels is None else [_json([label.value for label in labels])]
+    wanted = offset + limit
+    keyed: list[tuple[int, int, int]] = []  # (rank, newer, nid)
+    for token in tokens:
+        keyed.extend(
+            db.execute(
+                f"SELECT rank, newer, nid FROM terms WHERE token = ?{label_filter}"
+                " ORDER BY rank, newer LIMIT ?",
+                [token, *extra, wanted],
+            )
+        )
+    keyed.sort()
+    best: dict[int, tuple[int, int]] = {}
+    for rank, age, nid in keyed:
+        best.setdefault(nid, (rank, age))
+        if len(best) == wanted:
+            break
+    if not best:
+        total = 0
+    elif len(tokens) == 1:
+        (total,) = db.execute(
+            f"SELECT count(*) FROM terms WHERE token = ?{label_filter}", [tokens[0], *extra]
+        ).fetchone()
+    else:
+        (total,) = db.execute(
+            "SELECT count(DISTINCT nid) FROM terms WHERE token IN"
+            f" (SELECT value FROM json_each(?)){label_filter}",
+            [_json(tokens), *extra],
+        ).fetchone()
+    if len(best) == wanted:
+        # Everything tied with the last key kept competes for the page's last places by id.
+        boundary = max(best.values())
+        for token in tokens:
+            for (nid,) in db.execute(
+                f"SELECT nid FROM terms WHERE token = ? AND rank = ? AND newer = ?{label_filter}",
+                [token, *boundary, *extra],
+            ):
+                best.setdefault(nid, boundary)
+    nodes = {
+        row[0]: node_of(row)
+        for row in db.execute(
+            f"{_NODE} WHERE rid IN (SELECT value FROM json_each(?))", (json.dumps(list(best)),)
+        )
+    }
+    ordered = sorted(nodes, key=lambda nid: (*best[nid], nodes[nid].id))
+    items = [nodes[nid] for nid in ordered[offset:wanted]]
+    return Page(items, total, offset + len(items) < total)
+
+
+def capture(db: sqlite3.Connection) -> Captured:
+    """Every record, in one read transaction (a consistent copy)."""
+    db.execute("BEGIN")
+    try:
+        nodes = [node_of(row) for row in db.execute(f"{_NODE} ORDER BY rid")]
+        edges = [edge_of(row) for row in db.execute(f"SELECT {EDGE_COLUMNS} FROM edges")]
+        seq = dict(db.execute("SELECT session, value FROM seqs"))
+        parked = [
+            (row[0], edge_of(row[1:]))
+            for row in db.execute(
+                "SELECT waiting_for, type, source, target, props FROM parked ORDER BY rid"
+            )
+        ]
+    finally:
+        db.execute("COMMIT")
+    return Captured(nodes, edges, seq, parked)
+
+
+def count_nodes(db: sqlite3.Connection) -> int:
+    (count,) = db.execute("SELECT count(*) FROM nodes").fetchone()
+    return int(count)

@@ -1,0 +1,189 @@
+"""The SQLite store's tables and how records map to rows.
+
+One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
+
+* ``nodes``: one row a node; ``rid`` (insertion order) orders listings newest first; the
+  columns after ``props`` are derived from the record and exist to be indexed;
+* ``edges``: one row an ``(type, source, target)``; ``session`` is the endpoints' common
+  session (``None`` when they differ), for per-session listings;
+* ``terms``: the search index, one row per (token, node) with the best field rank of a field
+  holding the token and the node's age (``newer``: minus microseconds since the epoch), so one
+  token's matches are read in search order from the key alone; only live nodes are indexed;
+* ``seqs`` (per-session arrival counters), ``parked`` (edges waiting for an endpoint),
+  ``meta`` (schema version, migration state).
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Final
+
+from gateway.stores.file.codec import decode, encode
+from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
+from resolvers.text import token_ranks
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+SCHEMA_VERSION: Final = 1
+
+TABLES: Final = """
+CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS nodes (
+    rid INTEGER PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    label TEXT NOT NULL,
+    key TEXT NOT NULL,
+    session TEXT NOT NULL,
+    created TEXT NOT NULL,
+    props TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    live INTEGER NOT NULL,
+    artifact TEXT,
+    version INTEGER,
+    project TEXT,
+    chain TEXT,
+    chain_at TEXT
+);
+CREATE TABLE IF NOT EXISTS edges (
+    rid INTEGER PRIMARY KEY,
+    type TEXT NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    props TEXT NOT NULL,
+    session TEXT
+);
+CREATE TABLE IF NOT EXISTS terms (
+    token TEXT NOT NULL,
+    rank INTEGER NOT NULL,
+    newer INTEGER NOT NULL,
+    nid INTEGER NOT NULL,
+    session TEXT NOT NULL,
+    label TEXT NOT NULL,
+    PRIMARY KEY (token, rank, newer, nid)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS seqs (session TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS parked (
+    rid INTEGER PRIMARY KEY,
+    waiting_for TEXT NOT NULL,
+    type TEXT NOT NULL,
+    source TEXT NOT NULL,
+    target TEXT NOT NULL,
+    props TEXT NOT NULL
+);
+"""
+# Created after the tables are filled when a directory is migrated (a sorted build).
+INDEXES: Final = """
+CREATE INDEX IF NOT EXISTS nodes_key ON nodes (key);
+CREATE INDEX IF NOT EXISTS nodes_session ON nodes (session, live);
+CREATE INDEX IF NOT EXISTS nodes_label ON nodes (label) WHERE live;
+CREATE INDEX IF NOT EXISTS nodes_session_label ON nodes (session, label) WHERE live;
+CREATE INDEX IF NOT EXISTS nodes_artifact ON nodes (artifact, version) WHERE artifact IS NOT NULL;
+CREATE INDEX IF NOT EXISTS nodes_project ON nodes (project) WHERE project IS NOT NULL;
+CREATE INDEX IF NOT EXISTS nodes_chain
+    ON nodes (session, chain, chain_at, seq, id) WHERE chain IS NOT NULL;
+CREATE INDEX IF NOT EXISTS nodes_chain_label
+    ON nodes (session, chain, label, chain_at, seq, id) WHERE chain IS NOT NULL;
+CREATE UNIQUE INDEX IF NOT EXISTS edges_out ON edges (source, type, target);
+CREATE INDEX IF NOT EXISTS edges_in ON edges (target, type);
+CREATE INDEX IF NOT EXISTS edges_type ON edges (type);
+CREATE INDEX IF NOT EXISTS edges_session ON edges (session, type) WHERE session IS NOT NULL;
+CREATE INDEX IF NOT EXISTS terms_session ON terms (session, token);
+CREATE UNIQUE INDEX IF NOT EXISTS parked_edge ON parked (waiting_for, type, source, target);
+"""
+SCHEMA: Final = TABLES + INDEXES
+
+NODE_COLUMNS: Final = "nodes.rid, nodes.id, label, key, nodes.session, created, props, seq"
+EDGE_COLUMNS: Final = "edges.type, edges.source, edges.target, edges.props"
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_MICROSECOND = timedelta(microseconds=1)
+_NO_PROPS: Mapping[str, Any] = MappingProxyType({})
+_LABELS = {label.value: label for label in Label}
+_EDGE_TYPES = {edge_type.value: edge_type for edge_type in EdgeType}
+# The chain column of a main-chain step; a subtask's steps hold "/" + the subtask id.
+MAIN_CHAIN: Final = ""
+
+NodeRow = tuple[int, str, str, str, str, str, str, int]
+EdgeRow = tuple[str, str, str, str]
+
+
+def chain_of(scope_key: str | None) -> str:
+    return MAIN_CHAIN if scope_key is None else "/" + scope_key
+
+
+def node_values(node: NodeRecord) -> tuple[Any, ...]:
+    """The ``nodes`` columns after ``rid``, in table order."""
+    artifact = node.get("artifact_id") if node.label is Label.ARTIFACT else None
+    project = node.get("project_id") if node.label is Label.ARTIFACT else None
+    parent = node.get("parent_subtask_id")
+    chain = None
+    if node.seq > 0:
+        chain = chain_of(str(parent) if parent is not None else None)
+    return (
+        node.id,
+        node.label.value,
+        node.key,
+        node.session_id,
+        node.created_at.isoformat(),
+        encode(dict(node.props)).decode(),
+        node.seq,
+        0 if node.deleted else 1,
+        None if artifact is None else str(artifact),
+        int(node.get("version", 0)) if artifact is not None else None,
+        None if project is None else str(project),
+        chain,
+        str(node.get("chain_at", "")) if chain is not None else None,
+    )
+
+
+def node_of(row: NodeRow) -> NodeRecord:
+    _, node_id, label, key, session, created, props, seq = row
+    return NodeRecord(
+        node_id,
+        _LABELS[label],
+        key,
+        session,
+        datetime.fromisoformat(created),
+        decode(props.encode()),
+        seq,
+    )
+
+
+def edge_of(row: EdgeRow) -> EdgeRecord:
+    edge_type, source, target, props = row
+    # Most edges have no properties: one read-only empty mapping serves them all.
+    values = _NO_PROPS if props == "{}" else decode(props.encode())
+    return EdgeRecord(_EDGE_TYPES[edge_type], source, target, values)
+
+
+def props_text(props: Mapping[str, Any]) -> str:
+    return encode(dict(props)).decode()
+
+
+def newer(node: NodeRecord) -> int:
+    """Minus the node's age in whole microseconds: ascending = newest first (exact)."""
+    return (_EPOCH - node.created_at) // _MICROSECOND
+
+
+def term_rows(node: NodeRecord, rid: int) -> list[tuple[Any, ...]]:
+    """The ``terms`` rows of a node (none when it is soft-deleted)."""
+    if node.deleted:
+        return []
+    age = newer(node)
+    return [
+        (token, rank, age, rid, node.session_id, node.label.value)
+        for token, rank in token_ranks(node.props).items()
+    ]
+
+
+def prefix_end(term: str) -> str | None:
+    """The least text greater than every text starting with ``term`` (``None``: no bound)."""
+    while term:
+        following = ord(term[-1]) + 1
+        if following <= 0x10FFFF:
+            # Surrogates never reach the database (they are not UTF-8): skip past them.
+            return term[:-1] + chr(0xE000 if 0xD800 <= following < 0xE000 else following)
+        term = term[:-1]
+    return None

@@ -1,0 +1,332 @@
+"""SqliteStore: the embedded graph store on SQLite (``<dataDir>/graph.sqlite3``).
+
+Storage: the tables of ``gateway.stores.sqlite.schema``, in WAL mode. Nothing is held in
+memory beyond SQLite's bounded page caches, so opening costs the same at any size and the
+resident memory does not grow with the graph.
+
+Guarantees, and how:
+
+* durable before acknowledged: ``synchronous = FULL`` (``fsync`` on), so ``COMMIT`` fsyncs the
+  write-ahead log before ``transaction()`` returns;
+* torn tails: SQLite's WAL recovery drops a frame set that was not completely written;
+* one writer across processes: the directory's ``LOCK`` (``gateway.stores.file.lock``, the same
+  lock the log engine takes) is held for as long as the store is open; inside the process one
+  asyncio lock serialises transactions, each a savepoint of the writer connection's
+  ``BEGIN IMMEDIATE`` … ``COMMIT``, several sharing one commit (``transaction``);
+* disk faults: a statement or commit the disk refuses answers ``StoreWriteError`` and the
+  transaction is rolled back whole; ``ping`` reports the directory's state as the log engine's
+  does (``gateway.stores.file.faults``).
+
+Reads outside a transaction run on two reader connections (point reads on the event loop, reads
+of many rows on a thread: ``gateway.stores.sqlite.connection``): they see only committed writes
+and never wait for a commit's fsync. The statements of a transaction run on the event loop too;
+its commit (the fsync) on the writer's thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import errno
+import logging
+import sqlite3
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, TypeVar
+
+from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
+from gateway.stores.file.lock import DirectoryLock
+from gateway.stores.sqlite import queries
+from gateway.stores.sqlite.connection import Worker
+from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
+from gateway.stores.sqlite.reads import Reads
+from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION
+from gateway.stores.sqlite.transaction import SqliteTransaction
+from resolvers.errors import StoreUnavailableError, StoreWriteError
+from resolvers.records import Backend
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator, Awaitable, Callable
+    from pathlib import Path
+
+    from resolvers.store import GraphTransaction
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# Page caches, per connection (negative = KiB): what the store keeps resident at any size.
+READER_CACHE_KIB = 32 * 1024
+WRITER_CACHE_KIB = 128 * 1024
+# Pages the WAL grows by before a checkpoint copies them into the database: a search-index
+# page that several commits change in between is copied once, not once per checkpoint.
+WAL_CHECKPOINT_PAGES = 16_384
+# Transactions committed by one fsync at most: a steady stream of writers still gets commits.
+MAX_GROUP = 64
+
+_SQLITE_FAULTS = {
+    sqlite3.SQLITE_FULL: errno.ENOSPC,
+    sqlite3.SQLITE_IOERR: errno.EIO,
+    sqlite3.SQLITE_READONLY: errno.EROFS,
+    sqlite3.SQLITE_CANTOPEN: errno.ENOENT,
+    sqlite3.SQLITE_PERM: errno.EACCES,
+}
+
+
+class SqliteStore(Reads):
+    """The embedded backend on SQLite. Use ``await SqliteStore.open(directory)``."""
+
+    backend = Backend.FILE
+
+    def __init__(
+        self, directory: Path, lock: DirectoryLock, writer: Worker, reader: Worker, point: Worker
+    ) -> None:
+        self.directory = directory
+        self._lock = lock
+        self._writer = writer
+        self._db = reader
+        self._point = point
+        self._write_lock = asyncio.Lock()
+        self._queued = 0  # transactions waiting for the write lock
+        self._group: _Group | None = None  # the open SQLite transaction's members
+        self._committing: asyncio.Future[None] | None = None
+        self._adopting: asyncio.Future[None] | None = None
+        self._closed = False
+        self._write_failure: str | None = None
+        self._watch = DirectoryWatch(directory, (directory / DATABASE_NAME).exists)
+        self._watching: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def open(cls, directory: Path, *, fsync: bool = True) -> SqliteStore:
+        """Lock the directory, migrate a log-engine directory found there (once), open the
+        database. Raises ``StoreLockedError`` when another process holds the directory."""
+        lock = DirectoryLock.acquire(directory)
+        try:
+            await asyncio.to_thread(migrate_file_log, directory, fsync=fsync)
+            path = directory / DATABASE_NAME
+            synchronous = "FULL" if fsync else "OFF"
+            writer = Worker(
+                path,
+                name="sqlite-writer",
+                pragmas={
+                    "journal_mode": "WAL",
+                    "synchronous": synchronous,
+                    "cache_size": -WRITER_CACHE_KIB,
+                    "wal_autocheckpoint": WAL_CHECKPOINT_PAGES,
+                },
+            )
+            await writer.start()
+            await writer.run(_create_schema)
+            readers = [
+                Worker(
+                    path,
+                    name=f"sqlite-{role}",
+                    pragmas={"cache_size": -READER_CACHE_KIB, "query_only": 1},
+                )
+                for role in ("reader", "point-reader")
+            ]
+            for reader in readers:
+                await reader.start()
+        except BaseException:
+            lock.release()
+            raise
+        store = cls(directory, lock, writer, *readers)
+        store._watching = asyncio.create_task(store._watch.run())
+        return store
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        """One transaction: writers never conflict here (one write lock), so ``work`` runs once."""
+        async with self.transaction(session_id) as tx:
+            return await work(tx)
+
+    @asynccontextmanager
+    async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
+        """One transaction is one savepoint of the writer's open SQLite transaction (group
+        commit): while a commit's fsync runs, the transactions that arrive queue on the write
+        lock; the first of them begins the next SQLite transaction, each hands the lock to the
+        next waiter, and the last (or the ``MAX_GROUP``-th) commits them all in one fsync.
+        Each waits for that commit before it returns; a commit the disk refuses fails them
+        all, and nothing of any of them is kept."""
+        if self._closed:
+            raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
+        self._queued += 1
+        try:
+            await self._write_lock.acquire()
+        except asyncio.CancelledError:
+            if self._group is not None:
+                # An open group may have been handed to this waiter: let a task take it over.
+                self._adopting = asyncio.ensure_future(self._adopt_group())
+            raise
+        finally:
+            self._queued -= 1
+        try:
+            group = self._open_group()
+        except BaseException:
+            self._write_lock.release()
+            raise
+        try:
+            db = self._writer.connection
+            db.execute("SAVEPOINT tx")
+            try:
+                yield SqliteTransaction(self._writer)
+            except BaseException as exc:
+                if not _undo_savepoint(db):
+                    group.lost = exc
+                if isinstance(exc, sqlite3.OperationalError):
+                    raise self._write_error(exc) from exc
+                raise
+            db.execute("RELEASE tx")
+            group.members += 1
+        finally:
+            self._hand_over(group)
+        await asyncio.shield(group.durable)
+
+    async def _adopt_group(self) -> None:
+        """Commit (or hand over) a group whose next member gave up while waiting for it."""
+        await self._write_lock.acquire()
+        if self._group is None:
+            self._write_lock.release()
+            return
+        self._hand_over(self._group)
+
+    def _open_group(self) -> _Group:
+        if self._group is None:
+            try:
+                self._writer.call(_begin)
+            except sqlite3.OperationalError as exc:
+                raise self._write_error(exc) from exc
+            self._group = _Group(asyncio.get_running_loop().create_future())
+        return self._group
+
+    def _hand_over(self, group: _Group) -> None:
+        """Let the next waiter add to the open group, or commit it (the lock is released once
+        the commit is done, so nothing is written meanwhile)."""
+        if self._queued and group.members < MAX_GROUP and group.lost is None:
+            self._write_lock.release()
+            return
+        self._group = None
+        self._committing = asyncio.ensure_future(self._commit(group))
+
+    async def _commit(self, group: _Group) -> None:
+        try:
+            await self._settle(group)
+        finally:
+            self._write_lock.release()
+
+    async def _settle(self, group: _Group) -> None:
+        """Commit ``group`` (the write lock held) and tell its members how it went."""
+        try:
+            if group.lost is not None:
+                raise StoreWriteError(
+                    "The write could not be made durable: the disk refused it; nothing of it "
+                    "was kept.",
+                    backend=Backend.FILE.value,
+                )
+            try:
+                await self._writer.run(_commit_sql)
+            except sqlite3.OperationalError as exc:
+                await self._writer.run(_rollback)
+                raise self._write_error(exc) from exc
+        except StoreWriteError as exc:
+            logger.warning("rolled back %d write(s): %s", group.members, exc.__cause__ or exc)
+            group.durable.set_exception(exc)
+            group.durable.exception()  # retrieved: a group may have no member left to wait
+        except BaseException as exc:
+            group.durable.set_exception(exc)
+            group.durable.exception()
+            raise
+        else:
+            self._write_failure = None
+            group.durable.set_result(None)
+
+    def _write_error(self, exc: sqlite3.Error) -> Exception:
+        """``StoreWriteError`` for a fault of the disk; ``exc`` itself for anything else."""
+        code = _SQLITE_FAULTS.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
+        if code is None:
+            return exc
+        self._write_failure = disk_fault(code)
+        return StoreWriteError(
+            f"The write could not be made durable: {self._write_failure}; nothing of it was kept.",
+            backend=Backend.FILE.value,
+        )
+
+    async def ping(self) -> None:
+        """Raise ``StoreUnavailableError`` while writes cannot be made durable (the last one
+        failed, or the directory is gone, read-only or on a full disk)."""
+        check_durable(closed=self._closed, problem=self._watch.problem or self._write_failure)
+
+    async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
+        """``query(connection)`` on the reader's thread (capture, exports)."""
+        return await self._db.run(query)
+
+    async def count_nodes(self) -> int:
+        return await self._db.run(queries.count_nodes)
+
+    def stored_bytes(self) -> int:
+        """The bytes of the database and its write-ahead log on disk."""
+        return sum(
+            path.stat().st_size
+            for path in self.directory.glob(f"{DATABASE_NAME}*")
+            if path.is_file()
+        )
+
+    async def aclose(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self._watching is not None:
+            self._watching.cancel()
+            await asyncio.gather(self._watching, return_exceptions=True)
+        async with self._write_lock:  # a commit in flight holds it until it is done
+            group, self._group = self._group, None
+            if group is not None:  # handed to this close by a member that gave up waiting
+                await self._settle(group)
+            await self._db.aclose()
+            await self._point.aclose()
+            await self._writer.aclose()
+        self._lock.release()
+
+
+def _create_schema(db: sqlite3.Connection) -> None:
+    db.executescript(SCHEMA)
+    row = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+    if row is None:
+        db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+    elif int(row[0]) > SCHEMA_VERSION:
+        raise RuntimeError(
+            f"the graph database has schema {row[0]}, newer than this gateway's "
+            f"{SCHEMA_VERSION}: upgrade the gateway"
+        )
+
+
+@dataclass(slots=True)
+class _Group:
+    """The transactions of one SQLite transaction, and the future of its commit."""
+
+    durable: asyncio.Future[None]
+    members: int = 0
+    lost: BaseException | None = None  # set when SQLite rolled the whole group back
+
+
+def _undo_savepoint(db: sqlite3.Connection) -> bool:
+    """Roll back to the transaction's savepoint; False when SQLite had already rolled back
+    the whole group (it does after some I/O errors)."""
+    if not db.in_transaction:
+        return False
+    try:
+        db.execute("ROLLBACK TO tx")
+        db.execute("RELEASE tx")
+    except sqlite3.OperationalError:
+        return False
+    return True
+
+
+def _begin(db: sqlite3.Connection) -> None:
+    db.execute("BEGIN IMMEDIATE")
+
+
+def _commit_sql(db: sqlite3.Connection) -> None:
+    db.execute("COMMIT")
+
+
+def _rollback(db: sqlite3.Connection) -> None:
+    if db.in_transaction:
+        db.execute("ROLLBACK")
