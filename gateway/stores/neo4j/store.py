@@ -222,7 +222,8 @@ class _Neo4jTransaction(Reads):
     ) -> None:
         self._tx = tx
         self._store = store
-        self._scope = scope or ""  # whose counter draws insertion order (``cypher.NEXT_ORDER``)
+        self._scope = scope  # whose counter draws insertion order (``cypher.NEXT_ORDER``), if any
+        self._tick = 0  # this transaction's own order steps when it has no session
         self._errors = errors
         # The nodes this transaction wrote, as written. Reading one back could only return the
         # same record (a concurrent writer of that node waits for this commit), so it costs no
@@ -243,7 +244,10 @@ class _Neo4jTransaction(Reads):
             return [record async for record in result]
 
     def _order(self) -> dict[str, Any]:
-        return {"scope": self._scope, "spread": plans.spread(self._scope)}
+        if self._scope is not None:
+            return {"scope": self._scope, "spread": plans.spread(self._scope)}
+        self._tick += 1
+        return {"spread": plans.spread(""), "tick": self._tick}
 
     async def prefetch(self, plan: ReadPlan) -> None:
         """Every primitive here is its own statement: nothing is loaded ahead."""
@@ -252,7 +256,7 @@ class _Neo4jTransaction(Reads):
         if label_of(node.id) is not node.label:
             raise ValueError(f"a node id must be <Label>:<key> of its label: {node.id!r}")
         (record,) = await self._fetch(
-            cypher.PUT_NODE[node.label],
+            cypher.put_node(node.label, self._scope is not None),
             id=node.id,
             props=node_properties(node),
             **self._order(),
@@ -275,7 +279,7 @@ class _Neo4jTransaction(Reads):
         records = []
         if source is not None and target is not None:
             records = await self._fetch(
-                cypher.put_edge(source, edge.type, target),
+                cypher.put_edge(source, edge.type, target, self._scope is not None),
                 source=edge.source,
                 target=edge.target,
                 props=edge_properties(edge),
@@ -299,7 +303,7 @@ class _Neo4jTransaction(Reads):
 
     async def park_edge(self, edge: EdgeRecord, waiting_for: str) -> None:
         await self._fetch(
-            cypher.PARK_EDGE,
+            cypher.park_edge(self._scope is not None),
             waiting_for=waiting_for,
             type=edge.type.value,
             source=edge.source,
