@@ -143,6 +143,19 @@ async def _driver_errors(
         raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
 
 
+@asynccontextmanager
+async def _unretried(secret: str | None, seconds: float) -> AsyncIterator[None]:
+    """Bound a statement of a managed transaction; a lost connection becomes a domain error,
+    which the driver does not retry. Server errors pass as they are, for its retries."""
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except Neo4jError:
+        raise
+    except (DriverError, OSError) as exc:
+        raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
+
+
 def _detail(exc: BaseException, secret: str | None) -> str:
     text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
     if isinstance(exc, TimeoutError):
@@ -498,8 +511,9 @@ class Neo4jStore(Walks):
 
     async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
         """One managed transaction (``execute_write``): the driver runs ``_run_work`` again
-        in a new transaction after a retryable failure (deadlock, lost leader, dropped
-        connection), for at most ``connection_timeout`` seconds."""
+        in a new transaction after a retryable server error (deadlock, lost leader), for at
+        most ``connection_timeout`` seconds. A connection lost inside the work is not retried:
+        the server is likely going away, and the caller (the outbox) deals with that at once."""
         self._check_open()
         bound = self._query_timeout + self._connection_timeout
         session = self._driver.session(
@@ -525,9 +539,9 @@ class Neo4jStore(Walks):
         session_id: str,
         work: Callable[[GraphTransaction], Awaitable[T]],
     ) -> T:
-        # Driver errors pass unmapped (bounded only) so that the driver can retry them.
+        # Server errors pass unmapped (bounded only) so that the driver can retry them.
         seconds = self._query_timeout + self._connection_timeout
-        live = _Neo4jTransaction(tx, self, session_id, lambda: asyncio.timeout(seconds))
+        live = _Neo4jTransaction(tx, self, session_id, lambda: _unretried(self._secret, seconds))
         planned = PlannedTransaction(live, session_id)
         result = await work(planned)
         await planned.flush()
