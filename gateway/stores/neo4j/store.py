@@ -43,8 +43,8 @@ tokens and their field ranks, sorted and paged in Cypher; its cost follows the n
 candidates rather than the store size, and only the page crosses the network.
 
 Failures are mapped in ``_driver_errors`` only: every driver, socket and connectivity error,
-transient server error (deadlock, lock timeout, once the driver's retries are spent;
-``transient`` when the driver deems it retryable), rejected credential and client-side timeout
+transient server error (``transient`` for a conflict with concurrent writers: a deadlock, a
+lock timeout; ``write`` retries those), rejected credential and client-side timeout
 becomes ``StoreUnavailableError("neo4j")``; a server-side transaction timeout becomes
 ``QueryLimitExceededError``; a uniqueness violation (a domain key already taken by a node with
 another id) becomes ``StoreWriteError``. The password never appears in a message. Every
@@ -57,6 +57,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
 
@@ -105,6 +106,10 @@ TRANSACTION_TIMEOUT_FACTOR: Final = 6
 FEED_TRIM_BATCH: Final = 10_000
 WARM_ROWS: Final = (8,)
 """Row counts the write statements are planned for at connect (plans are cached per size bucket)."""
+_CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)  # deadlocks, lock timeouts
+WRITE_ATTEMPTS: Final = 3
+RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
+_NO_DRIVER_RETRIES: Final = -1.0  # ``max_transaction_retry_time``: the first failure is final
 _UNAVAILABLE_CODES: Final = (
     "Neo.TransientError.",  # deadlocks, lock timeouts, leader switches, database unavailable
     "Neo.ClientError.Security.",  # credentials rejected, expired or not allowed
@@ -136,7 +141,7 @@ async def _driver_errors(
             ) from exc
         if not code.startswith(_UNAVAILABLE_CODES):
             raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer
-        transient = exc.is_retryable()  # what the driver's managed retries had been retrying
+        transient = code.startswith(_CONFLICT_CODES)
         detail = _detail(exc, secret)
         raise StoreUnavailableError(BACKEND, detail=detail, transient=transient) from exc
     except mapped as exc:
@@ -510,18 +515,32 @@ class Neo4jStore(Walks):
                     await session.close()
 
     async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
-        """One managed transaction (``execute_write``): the driver runs ``_run_work`` again
-        in a new transaction after a retryable server error (deadlock, lost leader), for at
-        most ``connection_timeout`` seconds. A connection lost inside the work is not retried:
-        the server is likely going away, and the caller (the outbox) deals with that at once."""
+        """One managed transaction (``execute_write``), run again in a new one when the
+        server refused it as a conflict with concurrent writers (``transient``), at most
+        ``WRITE_ATTEMPTS`` times in all: only the last run of ``work`` counts. A lost or
+        unreachable server is not retried: the caller (the outbox) deals with it at once."""
         self._check_open()
-        bound = self._query_timeout + self._connection_timeout
+        async with self._gate.hold(session_id, self._query_timeout + self._connection_timeout):
+            attempt = 1
+            while True:
+                try:
+                    return await self._write_once(session_id, work)
+                except StoreUnavailableError as exc:
+                    if not exc.transient or attempt == WRITE_ATTEMPTS:
+                        raise
+                await asyncio.sleep(random.uniform(0.5, 1.5) * RETRY_PAUSE * attempt)
+                attempt += 1
+
+    async def _write_once(
+        self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]
+    ) -> T:
         session = self._driver.session(
             database=self._database,
             bookmark_manager=self._driver.execute_query_bookmark_manager,
+            max_transaction_retry_time=_NO_DRIVER_RETRIES,
         )
         try:
-            async with self._gate.hold(session_id, bound), self._errors(self._write_bound()):
+            async with self._errors(self._write_bound()):
                 result: T = await session.execute_write(self._unit, session_id, work)
                 return result
         finally:
@@ -530,8 +549,8 @@ class Neo4jStore(Walks):
                     await session.close()
 
     def _write_bound(self) -> float:
-        # One transaction on the server, plus the driver's retries, plus connecting.
-        return self._query_timeout * TRANSACTION_TIMEOUT_FACTOR + 2 * self._connection_timeout
+        # One transaction on the server, plus connecting.
+        return self._query_timeout * TRANSACTION_TIMEOUT_FACTOR + self._connection_timeout
 
     async def _run_work(
         self,
@@ -539,7 +558,7 @@ class Neo4jStore(Walks):
         session_id: str,
         work: Callable[[GraphTransaction], Awaitable[T]],
     ) -> T:
-        # Server errors pass unmapped (bounded only) so that the driver can retry them.
+        # Server errors pass unmapped (bounded only): ``_write_once`` maps them.
         seconds = self._query_timeout + self._connection_timeout
         live = _Neo4jTransaction(tx, self, session_id, lambda: _unretried(self._secret, seconds))
         planned = PlannedTransaction(live, session_id)
