@@ -12,7 +12,6 @@ import logging
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import threading
@@ -33,6 +32,7 @@ from resolvers.observe import (
 )
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from tests.resolvers.builders import execution_event, file_id
+from tests.stores.killing import KILL_ROUNDS, half_applied, run_until_killed, writer_script
 
 if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_values
@@ -44,41 +44,11 @@ S1, S2 = "s1", "s2"
 GOAL = node_id(Label.RESEARCH_GOAL, "goal:session:s1")
 STRAY = node_id(Label.CODE, "stray")
 
-# Concurrent writers record executions e<first>, e<first+1>, … for ever, each with its Code and
-# an Artifact (one transaction), printing "ACK <i>" once each is durable. Snapshots are frequent,
-# so that kills also land while a snapshot is written or the log rotates.
-CRASH_WRITER = """
-import asyncio, sys
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from gateway.stores.file.store import FileStore
-from resolvers.events import ExecutionObserved, FirstMessageObserved, ProducedArtifact
-from resolvers.observe import observe_execution, observe_session_first_message
-
-async def main(directory: str, first: int, writers: int) -> None:
-    store = await FileStore.open(Path(directory), snapshot_every=60)
-    goal = FirstMessageObserved(session_id="s1", goal_id="goal:session:s1", core_objective="x")
-    await observe_session_first_message(store, goal)
-    numbers = iter(range(first, first + 100_000))
-
-    async def write() -> None:
-        for i in numbers:
-            finished = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=i)
-            event = ExecutionObserved(
-                session_id="s1", execution_id=f"e{i}", turn_id="t", tool="run_python",
-                code_hash="h", status="succeeded", started_at=finished, finished_at=finished,
-                produced_artifacts=(ProducedArtifact(f"fig-e{i}", 1),),
-            )
-            await observe_execution(store, event)
-            print(f"ACK {i}", flush=True)
-
-    await asyncio.gather(*(write() for _ in range(writers)))
-
-asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
-"""
-CRASH_WRITERS = 4
-# GATEWAY_LONG_TESTS=1 kills the writer many more times (the default keeps CI fast).
-KILL_ROUNDS = 40 if os.environ.get("GATEWAY_LONG_TESTS") == "1" else 3
+# Snapshots are frequent, so that kills also land while a snapshot is written or the log rotates.
+CRASH_WRITER = writer_script(
+    "from gateway.stores.file.store import FileStore",
+    "FileStore.open(Path(directory), snapshot_every=60)",
+)
 OPEN_IN_CHILD = (
     "import asyncio, pathlib, sys; from gateway.stores.file.store import FileStore; "
     "asyncio.run(FileStore.open(pathlib.Path(sys.argv[1])))"
@@ -135,23 +105,6 @@ def file_names(directory: Path) -> list[str]:
 
 def log_file(directory: Path, generation: int = 0) -> Path:
     return directory / f"log.{generation:08d}.jsonl"
-
-
-def run_until_killed(directory: Path, first: int, kill_after: int) -> set[int]:
-    """Run CRASH_WRITER, SIGKILL it once ``kill_after`` writes are acknowledged; every ACK."""
-    command = [sys.executable, "-c", CRASH_WRITER, str(directory), str(first), str(CRASH_WRITERS)]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, cwd=REPO_ROOT) as child:
-        assert child.stdout is not None
-        acked: set[int] = set()
-        for raw in child.stdout:
-            acked.add(int(raw.split()[1]))
-            if len(acked) == kill_after:
-                child.send_signal(signal.SIGKILL)
-                break
-        acked.update(int(raw.split()[1]) for raw in child.stdout)  # ACKs already in the pipe
-        child.wait()
-    assert child.returncode == -signal.SIGKILL, "the writer died before it was killed"
-    return acked
 
 
 async def write_then_fail(store: FileStore) -> None:
@@ -235,24 +188,6 @@ async def test_acknowledged_writes_are_on_disk_without_a_close(
     assert copy == expected
 
 
-def half_applied(nodes: dict[str, NodeRecord], edges: set[tuple[EdgeType, str, str]]) -> list[str]:
-    """Executions whose ToolCall is stored without all that its transaction wrote with it."""
-    problems = []
-    for node in nodes.values():
-        if node.label is not Label.TOOL_CALL:
-            continue
-        execution = node.key.removeprefix("subtask:")
-        code = node_id(Label.CODE, execution)
-        figure = node_id(Label.ARTIFACT, f"fig-{execution}#v1")
-        whole = {node.id, code, figure} <= set(nodes) and {
-            (EdgeType.PRODUCES, node.id, code),
-            (EdgeType.PRODUCES, code, figure),
-        } <= edges
-        if not whole:
-            problems.append(execution)
-    return problems
-
-
 @pytest.mark.slow
 async def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     chooser = random.Random(os.environ.get("GATEWAY_KILL_SEED", "issue-5"))
@@ -261,7 +196,7 @@ async def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     for round_ in range(KILL_ROUNDS):
         kill_after = chooser.randint(1, 40)
         acknowledged |= await asyncio.to_thread(
-            run_until_killed, tmp_path, 1000 * round_, kill_after
+            run_until_killed, CRASH_WRITER, tmp_path, 1000 * round_, kill_after
         )
         store = await FileStore.open(tmp_path)  # opens cleanly: no CorruptLogError, lock free
         nodes, edges = await contents(store)

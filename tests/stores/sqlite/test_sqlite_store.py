@@ -11,7 +11,6 @@ import contextlib
 import os
 import random
 import shutil
-import signal
 import sqlite3
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.events import ExecutionObserved, FirstMessageObserved
 from resolvers.observe import observe_execution, observe_session_first_message
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord, node_id
+from tests.stores.killing import KILL_ROUNDS, half_applied, run_until_killed, writer_script
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -38,39 +38,9 @@ T0 = datetime(2026, 1, 1, tzinfo=UTC)
 S1 = "s1"
 GOAL = node_id(Label.RESEARCH_GOAL, "goal:session:s1")
 
-# Concurrent writers record executions e<first>, e<first+1>, … for ever, each with its Code and
-# an Artifact (one transaction), printing "ACK <i>" once each is durable.
-CRASH_WRITER = """
-import asyncio, sys
-from datetime import UTC, datetime, timedelta
-from pathlib import Path
-from gateway.stores.sqlite.store import SqliteStore
-from resolvers.events import ExecutionObserved, FirstMessageObserved, ProducedArtifact
-from resolvers.observe import observe_execution, observe_session_first_message
-
-async def main(directory: str, first: int, writers: int) -> None:
-    store = await SqliteStore.open(Path(directory))
-    goal = FirstMessageObserved(session_id="s1", goal_id="goal:session:s1", core_objective="x")
-    await observe_session_first_message(store, goal)
-    numbers = iter(range(first, first + 100_000))
-
-    async def write() -> None:
-        for i in numbers:
-            finished = datetime(2026, 1, 1, tzinfo=UTC) + timedelta(seconds=i)
-            event = ExecutionObserved(
-                session_id="s1", execution_id=f"e{i}", turn_id="t", tool="run_python",
-                code_hash="h", status="succeeded", started_at=finished, finished_at=finished,
-                produced_artifacts=(ProducedArtifact(f"fig-e{i}", 1),),
-            )
-            await observe_execution(store, event)
-            print(f"ACK {i}", flush=True)
-
-    await asyncio.gather(*(write() for _ in range(writers)))
-
-asyncio.run(main(sys.argv[1], int(sys.argv[2]), int(sys.argv[3])))
-"""
-CRASH_WRITERS = 4
-KILL_ROUNDS = 40 if os.environ.get("GATEWAY_LONG_TESTS") == "1" else 3
+CRASH_WRITER = writer_script(
+    "from gateway.stores.sqlite.store import SqliteStore", "SqliteStore.open(Path(directory))"
+)
 OPEN_IN_CHILD = (
     "import asyncio, pathlib, sys; from gateway.stores.sqlite.store import SqliteStore; "
     "asyncio.run(SqliteStore.open(pathlib.Path(sys.argv[1])))"
@@ -119,41 +89,6 @@ async def reopened_contents(directory: Path) -> Contents:
         return await contents(store)
     finally:
         await store.aclose()
-
-
-def run_until_killed(directory: Path, first: int, kill_after: int) -> set[int]:
-    """Run CRASH_WRITER, SIGKILL it once ``kill_after`` writes are acknowledged; every ACK."""
-    command = [sys.executable, "-c", CRASH_WRITER, str(directory), str(first), str(CRASH_WRITERS)]
-    with subprocess.Popen(command, stdout=subprocess.PIPE, cwd=REPO_ROOT) as child:
-        assert child.stdout is not None
-        acked: set[int] = set()
-        for raw in child.stdout:
-            acked.add(int(raw.split()[1]))
-            if len(acked) == kill_after:
-                child.send_signal(signal.SIGKILL)
-                break
-        acked.update(int(raw.split()[1]) for raw in child.stdout)  # ACKs already in the pipe
-        child.wait()
-    assert child.returncode == -signal.SIGKILL, "the writer died before it was killed"
-    return acked
-
-
-def half_applied(nodes: dict[str, NodeRecord], edges: set[tuple[EdgeType, str, str]]) -> list[str]:
-    """Executions whose ToolCall is stored without all that its transaction wrote with it."""
-    problems = []
-    for node in nodes.values():
-        if node.label is not Label.TOOL_CALL:
-            continue
-        execution = node.key.removeprefix("subtask:")
-        code = node_id(Label.CODE, execution)
-        figure = node_id(Label.ARTIFACT, f"fig-{execution}#v1")
-        whole = {node.id, code, figure} <= set(nodes) and {
-            (EdgeType.PRODUCES, node.id, code),
-            (EdgeType.PRODUCES, code, figure),
-        } <= edges
-        if not whole:
-            problems.append(execution)
-    return problems
 
 
 @pytest.fixture
@@ -206,7 +141,7 @@ async def test_acknowledged_writes_survive_sigkill(tmp_path: Path) -> None:
     for round_ in range(KILL_ROUNDS):
         kill_after = chooser.randint(1, 40)
         acknowledged |= await asyncio.to_thread(
-            run_until_killed, tmp_path, 1000 * round_, kill_after
+            run_until_killed, CRASH_WRITER, tmp_path, 1000 * round_, kill_after
         )
         store = await SqliteStore.open(tmp_path)  # opens cleanly, the lock is free
         nodes, edges = await contents(store)
