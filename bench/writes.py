@@ -226,24 +226,29 @@ async def _run(
 
 @contextlib.contextmanager
 def counting_statements() -> Iterator[list[int]]:
-    """Count the driver's ``run`` calls (explicit transactions and auto-commit sessions)."""
+    """Count the driver's ``run`` calls (managed and explicit transactions, auto-commit)."""
     count = [0]
-    originals = (neo4j.AsyncTransaction.run, neo4j.AsyncSession.run)
+    classes: tuple[type[Any], ...] = (
+        neo4j.AsyncManagedTransaction,
+        neo4j.AsyncTransaction,
+        neo4j.AsyncSession,
+    )
+    originals = [cls.run for cls in classes]
 
-    async def tx_run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        count[0] += 1
-        return await originals[0](self, *args, **kwargs)
+    def counting(original: Any) -> Any:
+        async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            count[0] += 1
+            return await original(self, *args, **kwargs)
 
-    async def session_run(self: Any, *args: Any, **kwargs: Any) -> Any:
-        count[0] += 1
-        return await originals[1](self, *args, **kwargs)
+        return run
 
-    neo4j.AsyncTransaction.run = tx_run  # type: ignore[method-assign]
-    neo4j.AsyncSession.run = session_run  # type: ignore[method-assign]
+    for cls, original in zip(classes, originals, strict=True):
+        cls.run = counting(original)
     try:
         yield count
     finally:
-        neo4j.AsyncTransaction.run, neo4j.AsyncSession.run = originals  # type: ignore[method-assign]
+        for cls, original in zip(classes, originals, strict=True):
+            cls.run = original
 
 
 async def count_statements(

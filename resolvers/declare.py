@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from resolvers.errors import DeclareCode, DeclareRejectedError, InvalidInputError
 from resolvers.links import normalize_link
 from resolvers.observe import run_write
+from resolvers.plan import PlanBuilder
 from resolvers.records import (
     PDF_MEDIA_TYPE,
     EdgeType,
@@ -30,6 +31,7 @@ from resolvers.validate import validate_event
 
 if TYPE_CHECKING:
     from resolvers.events import ClaimDeclared, ClaimsLinked, EvidenceDeclared
+    from resolvers.plan import ReadPlan
     from resolvers.store import GraphReader, GraphStore
     from resolvers.writes import Writer
 
@@ -87,8 +89,25 @@ async def declare_evidence(store: GraphStore, event: EvidenceDeclared) -> Eviden
         source = await _evidence_source(writer.tx, e)
         found.append(await _write_evidence(writer, e, source))
 
-    result = await run_write(store, event, body)
+    result = await run_write(store, event, body, _evidence_plan)
     return EvidenceResult(found[-1], result.written)  # the last run's (it may be retried)
+
+
+def _evidence_plan(e: EvidenceDeclared) -> ReadPlan:
+    plan = PlanBuilder(e.session_id)
+    link = normalize_link((e.source_paper_link or "").strip())
+    file_id = (e.source_file_id or "").strip()
+    sources = []
+    if link:
+        plan.key(link, Label.PAPER)
+        sources.append(node_id(Label.PAPER, link, e.session_id))
+    if file_id:
+        plan.key(file_id, Label.SOURCE_FILE)
+        sources.append(node_id(Label.SOURCE_FILE, file_id))
+    for source in sources:
+        evidence_id = _derived_id(e.session_id, source, e.content, e.locator)
+        plan.node(source, node_id(Label.EVIDENCE, evidence_id))
+    return plan.build()
 
 
 async def _evidence_source(tx: GraphReader, e: EvidenceDeclared) -> NodeRecord:
@@ -179,9 +198,36 @@ async def declare_claim(store: GraphStore, event: ClaimDeclared) -> ClaimResult:
         claim = await _write_claim(writer, e, chips)
         found.append((claim, chips))
 
-    result = await run_write(store, event, body)
+    result = await run_write(store, event, body, _claim_plan)
     claim, chips = found[-1]  # the last run's (it may be retried)
     return ClaimResult(claim, chips, result.written)
+
+
+def _claim_plan(e: ClaimDeclared) -> ReadPlan:
+    plan = PlanBuilder(e.session_id)
+    targets = []
+    for cite in e.cites_evidence:
+        plan.key(cite.id, Label.EVIDENCE)
+        targets.append(node_id(Label.EVIDENCE, cite.id))
+    for artifact in e.cites_artifacts:
+        plan.versions(artifact.artifact_id)
+        if artifact.version is not None:
+            targets.append(
+                node_id(Label.ARTIFACT, artifact_key(artifact.artifact_id, artifact.version))
+            )
+    for cite in e.cites_source_files:
+        plan.key(cite.id, Label.SOURCE_FILE)
+        targets.append(node_id(Label.SOURCE_FILE, cite.id))
+    if e.artifact_id and e.artifact_version:
+        plan.node(node_id(Label.ARTIFACT, artifact_key(e.artifact_id, e.artifact_version)))
+    if all(artifact.version is not None for artifact in e.cites_artifacts):
+        # The claim's id follows from its targets; a latest-version cite is known only once read.
+        plan.node(node_id(Label.CLAIM, _claim_id(e, sorted(set(targets)))))
+    return plan.build()
+
+
+def _claim_id(e: ClaimDeclared, targets: list[str]) -> str:
+    return _derived_id(e.session_id, e.content, e.claim_type, e.locator, *targets)
 
 
 def _without_blank_cites(e: ClaimDeclared) -> ClaimDeclared:
@@ -282,7 +328,7 @@ async def _file_chip(tx: GraphReader, session_id: str, alias: str, file_id: str)
 
 async def _write_claim(writer: Writer, e: ClaimDeclared, chips: list[Chip]) -> NodeRecord:
     targets = sorted({chip.node_id for chip in chips})
-    claim_id = _derived_id(e.session_id, e.content, e.claim_type, e.locator, *targets)
+    claim_id = _claim_id(e, targets)
     claim, _ = await writer.merge_node(
         Label.CLAIM,
         claim_id,
@@ -336,7 +382,11 @@ async def link_claims_to_report(
                 )
             await writer.connect(EdgeType.STATED_IN, node_id(Label.CLAIM, claim_id), report)
 
-    await run_write(store, event, body)
+    plan = PlanBuilder(event.session_id).node(report)
+    for claim_id in claim_ids:
+        plan.key(claim_id, Label.CLAIM).node(node_id(Label.CLAIM, claim_id))
+    read_plan = plan.build()
+    await run_write(store, event, body, lambda _: read_plan)
     return len(claim_ids)
 
 

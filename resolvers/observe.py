@@ -8,12 +8,10 @@ Which observation's facts a node keeps is decided by ``resolvers.merging``.
 
 from __future__ import annotations
 
-import asyncio
-import random
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from resolvers.errors import KeyOwnedByOtherSessionError, StoreUnavailableError
+from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.events import (
     ArtifactDeclared,
     Event,
@@ -38,6 +36,7 @@ from resolvers.merging import (
     start_rank,
     wins,
 )
+from resolvers.plan import PlanBuilder
 from resolvers.records import (
     SUBAGENT_TASK_TYPE,
     Direction,
@@ -54,12 +53,11 @@ from resolvers.writes import Writer, iso
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
 
-    from resolvers.store import GraphStore
+    from resolvers.plan import ReadPlan
+    from resolvers.store import GraphStore, GraphTransaction
 
 E = TypeVar("E", bound=Event)
 
-WRITE_ATTEMPTS = 3
-RETRY_PAUSE = 0.05  # seconds, times the attempt number, jittered
 SUBAGENT_FALLBACK_SUMMARY = "Subagent completed without a text response."
 
 
@@ -74,27 +72,26 @@ class WriteResult:
 
 
 async def run_write(
-    store: GraphStore, event: E, body: Callable[[Writer, E], Awaitable[None]]
+    store: GraphStore,
+    event: E,
+    body: Callable[[Writer, E], Awaitable[None]],
+    plan: Callable[[E], ReadPlan] | None = None,
 ) -> WriteResult:
-    """Validate ``event`` and apply ``body`` to it in one transaction. Every write is
-    validated here, and only here, before the store is asked for anything.
-
-    A transaction the store refused as a conflict with concurrent writers (``transient``) is
-    rolled back and ``body`` runs again in a new one, at most ``WRITE_ATTEMPTS`` times in all:
-    only the last run of ``body`` counts."""
+    """Validate ``event`` and apply ``body`` to it in one transaction (``GraphStore.write``),
+    after loading what ``plan`` says the body reads. Every write is validated here, and only
+    here, before the store is asked for anything. The store may run it again in a new
+    transaction (a conflict with concurrent writers): only the last run counts."""
     validate_event(event)
-    attempt = 1
-    while True:
-        try:
-            async with store.transaction(event.session_id) as tx:
-                writer = Writer(tx, event.received_at)
-                await body(writer, event)
-            return WriteResult(writer.written, list(writer.touched))
-        except StoreUnavailableError as exc:
-            if not exc.transient or attempt == WRITE_ATTEMPTS:
-                raise
-        await asyncio.sleep(random.uniform(0.5, 1.5) * RETRY_PAUSE * attempt)
-        attempt += 1
+    read_plan = plan(event) if plan is not None else None
+
+    async def work(tx: GraphTransaction) -> WriteResult:
+        if read_plan is not None:
+            await tx.prefetch(read_plan)
+        writer = Writer(tx, event.received_at)
+        await body(writer, event)
+        return WriteResult(writer.written, list(writer.touched))
+
+    return await store.write(event.session_id, work)
 
 
 def normalise_status(status: str) -> str:
@@ -106,7 +103,12 @@ def normalise_status(status: str) -> str:
 
 
 async def observe_upload_file(store: GraphStore, event: UploadFileObserved) -> WriteResult:
-    return await run_write(store, event, _upload)
+    return await run_write(store, event, _upload, _upload_plan)
+
+
+def _upload_plan(e: UploadFileObserved) -> ReadPlan:
+    plan = PlanBuilder(e.session_id).node(node_id(Label.SOURCE_FILE, e.file_id))
+    return plan.listing(Label.RESEARCH_GOAL).build()
 
 
 async def _upload(writer: Writer, e: UploadFileObserved) -> None:
@@ -137,7 +139,12 @@ async def _upload(writer: Writer, e: UploadFileObserved) -> None:
 async def observe_session_first_message(
     store: GraphStore, event: FirstMessageObserved
 ) -> WriteResult:
-    return await run_write(store, event, _first_message)
+    return await run_write(store, event, _first_message, _first_message_plan)
+
+
+def _first_message_plan(e: FirstMessageObserved) -> ReadPlan:
+    plan = PlanBuilder(e.session_id).node(node_id(Label.RESEARCH_GOAL, e.goal_id))
+    return plan.listing(Label.SOURCE_FILE).chain_start(None).build()
 
 
 async def _first_message(writer: Writer, e: FirstMessageObserved) -> None:
@@ -180,7 +187,26 @@ async def _goals(writer: Writer, session_id: str) -> list[str]:
 
 
 async def observe_execution(store: GraphStore, event: ExecutionObserved) -> WriteResult:
-    return await run_write(store, event, _execution)
+    return await run_write(store, event, _execution, _execution_plan)
+
+
+def _execution_plan(e: ExecutionObserved) -> ReadPlan:
+    parent = e.parent_subagent_id
+    key = child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
+    scope = scope_key(parent) if parent else None
+    plan = PlanBuilder(e.session_id).step(node_id(Label.TOOL_CALL, key), scope, iso(e.finished_at))
+    plan.node(node_id(Label.CODE, e.execution_id))
+    for artifact in e.produced_artifacts:
+        _artifact_plan(plan, artifact)
+    plan.node(*(node_id(Label.SOURCE_FILE, file_id) for file_id in e.input_source_files))
+    return plan.build()
+
+
+def _artifact_plan(plan: PlanBuilder, artifact: ProducedArtifact) -> None:
+    plan.node(node_id(Label.ARTIFACT, artifact_key(artifact.artifact_id, artifact.version)))
+    plan.versions(artifact.artifact_id)
+    for ref in artifact.input_artifact_versions:
+        plan.node(node_id(Label.ARTIFACT, artifact_key(ref.artifact_id, ref.version)))
 
 
 async def _execution(writer: Writer, e: ExecutionObserved) -> None:
@@ -280,8 +306,14 @@ async def declare_artifact(store: GraphStore, event: ArtifactDeclared) -> Artifa
     async def body(writer: Writer, e: ArtifactDeclared) -> None:
         found.append(await _declare_artifact(writer, e))
 
-    result = await run_write(store, event, body)
+    result = await run_write(store, event, body, _declare_artifact_plan)
     return ArtifactResult(found[-1], result.written)  # the last run's (it may be retried)
+
+
+def _declare_artifact_plan(e: ArtifactDeclared) -> ReadPlan:
+    plan = PlanBuilder(e.session_id).node(node_id(Label.CODE, e.execution_id))
+    _artifact_plan(plan, e.artifact)
+    return plan.build()
 
 
 async def _declare_artifact(writer: Writer, e: ArtifactDeclared) -> NodeRecord:
@@ -354,7 +386,19 @@ async def _link_versions(writer: Writer, node: NodeRecord) -> None:
 
 
 async def observe_tool_call(store: GraphStore, event: ToolCallObserved) -> WriteResult:
-    return await run_write(store, event, _tool_call)
+    return await run_write(store, event, _tool_call, _tool_call_plan)
+
+
+def _tool_call_plan(e: ToolCallObserved) -> ReadPlan:
+    parent = e.parent_subagent_id
+    key = child_key(parent, _ref(e.task_id)) if parent else e.task_id
+    scope = scope_key(parent) if parent else None
+    at = iso(e.retrieved_at or e.received_at)
+    plan = PlanBuilder(e.session_id).step(node_id(Label.TOOL_CALL, key), scope, at)
+    for link in _unique_links(e.products):
+        paper = node_id(Label.PAPER, link, e.session_id)
+        plan.adjacency(paper, EdgeType.PRODUCES, Direction.IN)
+    return plan.build()
 
 
 def _ref(task_id: str) -> str:
@@ -450,7 +494,13 @@ def _subagent_status(status: str) -> tuple[str, str | None]:
 
 
 async def observe_subagent(store: GraphStore, event: SubagentObserved) -> WriteResult:
-    return await run_write(store, event, _subagent)
+    return await run_write(store, event, _subagent, _subagent_plan)
+
+
+def _subagent_plan(e: SubagentObserved) -> ReadPlan:
+    scope = scope_key(e.subagent_id)
+    plan = PlanBuilder(e.session_id).step(node_id(Label.TASK, scope), None, iso(e.started_at))
+    return plan.chain_start(scope).build()
 
 
 async def _subagent(writer: Writer, e: SubagentObserved) -> None:

@@ -15,6 +15,14 @@ indexes listed below and answers these primitives in time proportional to their 
 Listing primitives skip soft-deleted nodes (``props["deleted_session"]``); lookups by id or key
 return them, because writes still need them (a later session may read a soft-deleted artifact).
 
+Writes: a use case runs as one unit of work, ``GraphStore.write(session_id, work)``, and first
+names what it will read (``resolvers.plan.ReadPlan``, given to ``GraphTransaction.prefetch``). A
+backend whose every primitive is a round trip loads the plan in one request, answers the reads it
+covers from that snapshot plus the transaction's own changes, buffers the changes and applies
+them in one request when the work ends (or before a read the plan did not cover): a constant
+number of requests per event whatever its size. A backend that reads from memory applies each
+primitive at once. Either way the rules, and so the changes, are the same.
+
 A backend may also offer ``WalkReader``: a whole chain walk in one request, for a backend
 whose every primitive is a network round trip; ``TraceReader``: every primitive answer one hop
 of a provenance trace reads, in one request; and ``RankedSearch``: a search ranked and paged
@@ -25,12 +33,13 @@ bytes a store keeps on disk, for operators.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Awaitable, Callable, Sequence
     from contextlib import AbstractAsyncContextManager
 
+    from resolvers.plan import ReadPlan
     from resolvers.records import (
         Backend,
         Direction,
@@ -41,6 +50,8 @@ if TYPE_CHECKING:
         Page,
         SearchHit,
     )
+
+T = TypeVar("T")
 
 ChainPosition = tuple[str, int]
 """``(chain_at ISO-8601 UTC text, seq)``: the sort key of a step inside its chain."""
@@ -267,6 +278,13 @@ class GraphTransaction(GraphReader, Protocol):
         """Remove and return the edges parked for ``node_id``."""
         ...
 
+    async def prefetch(self, plan: ReadPlan) -> None:
+        """Load what ``plan`` names in one request, so the reads that follow are answered
+        without one (``resolvers.plan``): a hint, never a change of any answer. A backend
+        that reads from memory ignores it. A step of ``plan.steps`` that does not exist yet
+        takes its ``seq`` here (the next ``next_seq`` calls hand them out)."""
+        ...
+
 
 class GraphStore(GraphReader, Protocol):
     """A storage backend. Open it, use it, ``aclose()`` it."""
@@ -276,8 +294,21 @@ class GraphStore(GraphReader, Protocol):
     def transaction(
         self, session_id: str | None = None
     ) -> AbstractAsyncContextManager[GraphTransaction]:
-        """Open a write transaction. Writers of one session are serialised; leaving the block
+        """Open a write transaction whose primitives apply one by one (cleanups, migration;
+        events go through ``write``). Writers of one session are serialised; leaving the block
         normally commits (durably, before the block returns), an exception rolls back."""
+        ...
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        """Run ``work`` in one transaction of ``session_id``'s writes and commit it; return
+        what the committed run returned.
+
+        Writers of one session are serialised, across processes too, for no longer than the
+        transaction itself; the session's order (``next_seq``) comes from the store, never a
+        process clock. When a transaction conflicts with concurrent writers (a deadlock, a
+        lost lock) the store rolls it back and runs ``work`` again in a new one, within a
+        bounded time: ``work`` must read everything anew in each run and keep nothing from a
+        failed one. A domain error raised by ``work`` rolls back and propagates at once."""
         ...
 
     async def ping(self) -> None:

@@ -19,7 +19,7 @@ other replicas' commits.
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway.live.bus import GraphChange
 from gateway.live.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
@@ -28,11 +28,13 @@ from resolvers.records import EdgeRecord
 from resolvers.store import RankedSearch, SizedStore, TraceReader, WalkReader
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
 
     from gateway.live.bus import EventBus
     from resolvers.records import EdgeType, NodeRecord
     from resolvers.store import GraphStore, GraphTransaction
+
+T = TypeVar("T")
 
 
 class PublishingStore(ForwardedReads):
@@ -58,34 +60,78 @@ class PublishingStore(ForwardedReads):
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:
-        ticket: int | None = None
-        recording: RecordingTransaction | None = None
-        numbers: dict[str, int] | None = None
-        committed = False
+        attempt = _Attempt(self._bus, session_id)
         try:
             async with self.inner.transaction(session_id) as tx:
-                # Taken while the transaction holds its session's write serialisation, so
-                # ticket order is commit order.
-                ticket = self._bus.reserve(session_id)
-                feed = isinstance(tx, FeedTransaction)
-                recording = RecordingTransaction(tx, session_id, self._bus, every_delete=feed)
+                recording = attempt.begin(tx)
                 yield recording
-                if isinstance(tx, FeedTransaction):
-                    entries = encode_changes(recording.changes())
-                    numbers = await tx.append_feed(entries) if entries else {}
-            committed = True
+                await attempt.append_feed(tx)
+            attempt.committed = True
         finally:
-            if ticket is not None:
-                changes = recording.changes() if committed and recording is not None else []
-                self._bus.settle(session_id, ticket, changes, numbers if committed else None)
+            attempt.settle()
         if self._tailer is not None:
             self._tailer.committed()
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        attempt = _Attempt(self._bus, session_id)
+
+        async def recorded(tx: GraphTransaction) -> T:
+            attempt.settle()  # a run the store is retrying committed nothing
+            recording = attempt.begin(tx)
+            result = await work(recording)
+            await attempt.append_feed(tx)
+            return result
+
+        try:
+            result = await self.inner.write(session_id, recorded)
+            attempt.committed = True
+        finally:
+            attempt.settle()
+        if self._tailer is not None:
+            self._tailer.committed()
+        return result
 
     async def aclose(self) -> None:
         if self._tailer is not None:
             await self._tailer.aclose()
             self._tailer = None
         await self.inner.aclose()
+
+
+class _Attempt:
+    """One run of a transaction: its bus ticket, its recorded changes and feed numbers.
+
+    The ticket is taken while the transaction holds its session's write serialisation, so
+    ticket order is commit order; a run that does not commit settles it empty."""
+
+    def __init__(self, bus: EventBus, session_id: str | None) -> None:
+        self._bus = bus
+        self._session_id = session_id
+        self._ticket: int | None = None
+        self._recording: RecordingTransaction | None = None
+        self._numbers: dict[str, int] | None = None
+        self.committed = False
+
+    def begin(self, tx: GraphTransaction) -> RecordingTransaction:
+        self._ticket = self._bus.reserve(self._session_id)
+        feed = isinstance(tx, FeedTransaction)
+        self._recording = RecordingTransaction(tx, self._session_id, self._bus, every_delete=feed)
+        self._numbers = None
+        return self._recording
+
+    async def append_feed(self, tx: GraphTransaction) -> None:
+        if isinstance(tx, FeedTransaction) and self._recording is not None:
+            entries = encode_changes(self._recording.changes())
+            self._numbers = await tx.append_feed(entries) if entries else {}
+
+    def settle(self) -> None:
+        if self._ticket is None:
+            return
+        committed = self.committed and self._recording is not None
+        changes = self._recording.changes() if committed and self._recording else []
+        numbers = self._numbers if committed else None
+        self._bus.settle(self._session_id, self._ticket, changes, numbers)
+        self._ticket = None
 
 
 class RecordingTransaction(ForwardedReads):
@@ -112,6 +158,7 @@ class RecordingTransaction(ForwardedReads):
         self.next_seq = tx.next_seq
         self.park_edge = tx.park_edge
         self.take_parked = tx.take_parked
+        self.prefetch = tx.prefetch
 
     async def put_node(self, node: NodeRecord) -> None:
         await self._tx.put_node(node)

@@ -13,19 +13,21 @@ from __future__ import annotations
 
 import logging
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.errors import DomainError, StoreUnavailableError
 from resolvers.observe import APPLY
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 
     from resolvers.events import Event
     from resolvers.store import GraphStore, GraphTransaction
 
 logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 class _BatchInterruptedError(Exception):
@@ -54,6 +56,10 @@ class _BatchStore(ForwardedReads):
             self._failed = True
             raise
 
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        async with self.transaction(session_id) as tx:
+            return await work(tx)
+
 
 async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
     """Apply consecutive events of one session, in one transaction when possible.
@@ -62,11 +68,14 @@ async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
     journalled. A rejected event is logged and dropped: it was validated before it was queued,
     so a retry cannot fix it."""
     if len(events) > 1:
+
+        async def apply_all(tx: GraphTransaction) -> None:
+            batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
+            for event in events:
+                await APPLY[type(event)](batch, event)
+
         try:
-            async with store.transaction(events[0].session_id) as tx:
-                batch = _BatchStore(store, tx)
-                for event in events:
-                    await APPLY[type(event)](batch, event)
+            await store.write(events[0].session_id, apply_all)
             return
         except StoreUnavailableError as exc:
             if not exc.transient:

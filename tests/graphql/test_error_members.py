@@ -27,7 +27,13 @@ async def test_a_refused_write_names_the_backend_that_refused_it(
         raise StoreWriteError("Refused by a constraint.", backend=store.backend.value)
         yield
 
+    async def refusing_work(session_id: str, work: Any) -> Any:
+        async with refusing(session_id) as tx:
+            return await work(tx)
+
+    # A use case writes through ``write`` (which a backend may run without ``transaction``).
     monkeypatch.setattr(store, "transaction", refusing)
+    monkeypatch.setattr(store, "write", refusing_work)
 
     answer = await b.mutate(
         gql,

@@ -1,32 +1,41 @@
-"""A write the store refuses as a conflict with concurrent writers runs again in a new transaction.
+"""A store may run a write's work again in a new transaction (``GraphStore.write``): only the
+committed run counts.
 
-The store below lets a transaction's body run, then refuses its commit the first ``refusals``
-times — as Neo4j does after a deadlock — so a retried write runs its body twice and only the
-second, committed run may count.
+The store below runs the work, then rolls its transaction back the first ``refusals`` times and
+runs it again — as the Neo4j driver's managed transactions do after a deadlock — so a retried
+write runs its body several times and only the last, committed run may count.
 """
 
 from __future__ import annotations
 
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from gateway.stores.file.store import FileStore
 from resolvers.errors import StoreUnavailableError
-from resolvers.observe import WRITE_ATTEMPTS
 from resolvers.records import Label
 from tests.resolvers import builders as b
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from pathlib import Path
 
     from resolvers.store import GraphTransaction
 
 
+T = TypeVar("T")
+WRITE_ATTEMPTS = 3
+
+
+class _RolledBackError(Exception):
+    pass
+
+
 class RefusingStore:
-    """A ``FileStore`` whose first ``refusals`` transactions fail at commit."""
+    """A ``FileStore`` whose first ``refusals`` runs of a write are rolled back and retried,
+    up to ``WRITE_ATTEMPTS`` runs in all (then the conflict is the answer)."""
 
     def __init__(self, inner: FileStore, refusals: int, *, transient: bool = True) -> None:
         self._inner = inner
@@ -45,7 +54,19 @@ class RefusingStore:
             if self.refusals > 0:
                 self.refusals -= 1
                 # Raised inside the block: the file store rolls the body's changes back.
-                raise StoreUnavailableError("test", detail="deadlock", transient=self.transient)
+                raise _RolledBackError
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        for attempt in range(1, WRITE_ATTEMPTS + 1):
+            try:
+                async with self.transaction(session_id) as tx:
+                    return await work(tx)  # the refusal is raised as the block ends
+            except _RolledBackError:
+                if not self.transient or attempt == WRITE_ATTEMPTS:
+                    raise StoreUnavailableError(
+                        "test", detail="deadlock", transient=self.transient
+                    ) from None
+        raise AssertionError("unreachable")
 
 
 @pytest.fixture

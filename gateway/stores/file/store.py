@@ -34,7 +34,7 @@ import asyncio
 import gc
 import logging
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 from gateway.stores.file.codec import Captured, capture, encode, snapshot_ops
 from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
@@ -49,12 +49,13 @@ from resolvers.records import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from pathlib import Path
 
     from gateway.stores.file.graph import MemoryGraph
     from resolvers.store import GraphTransaction
 
+T = TypeVar("T")
 logger = logging.getLogger(__name__)
 
 # A snapshot is taken once the log since the last one holds this many ops, or half as many as
@@ -172,6 +173,11 @@ class FileStore(Reads):
             # In the background: the write that crossed the threshold is already durable, and
             # its caller need not wait for the whole graph to be rewritten.
             self._snapshotting = asyncio.create_task(self._snapshot_in_background())
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        """One transaction: writers never conflict here (one write lock), so ``work`` runs once."""
+        async with self.transaction(session_id) as tx:
+            return await work(tx)
 
     def _settled(self, durable: asyncio.Future[None]) -> None:
         """A durable transaction is forgotten; a failed one starts the roll-back of it and of

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from gateway.stores.file.graph import MemoryGraph
+    from resolvers.plan import ReadPlan
     from resolvers.records import EdgeRecord, EdgeType, NodeRecord
 
 
@@ -110,6 +111,9 @@ class FileTransaction(Reads):
         parked[edge.identity] = edge
         self.ops.append(park_op(edge, waiting_for))
         self._undo.append(lambda: parked.pop(edge.identity, None))
+
+    async def prefetch(self, plan: ReadPlan) -> None:
+        """Nothing to load: every read is answered from memory."""
 
     async def take_parked(self, node_id: str) -> list[EdgeRecord]:
         parked = self._graph.parked.pop(node_id, None)

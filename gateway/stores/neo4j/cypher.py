@@ -2,7 +2,7 @@
 ``gateway.stores.neo4j.walks``).
 
 Labels and relationship types cannot be parameters. A statement for one label or type is a
-constant per label or type (``PUT_NODE[label]``); a statement over a set of labels matches a
+constant per label or type (``DELETE_NODE[label]``); a statement over a set of labels matches a
 label disjunction (``MATCH (n:Task|ToolCall {…})``, planned as a union of index seeks), and
 one over a set of relationship types is a ``UNION ALL`` of one branch per type (a type
 disjunction would not use the relationship indexes). Cached builders compose these from
@@ -345,18 +345,41 @@ RAISE_SEQ: Final[LiteralString] = (
     "SET c.seq = CASE WHEN c.seq < $value THEN $value ELSE c.seq END"
 )
 
-PUT_NODE: Final[dict[Label, LiteralString]] = {
-    Label(name): f"MERGE (n:{name} {{id: $id}}) "
-    "WITH n, n._sm_order AS kept, n.session_id AS owner "
-    "FOREACH (_ IN CASE WHEN owner IS NULL OR owner = $props.session_id THEN [1] ELSE [] END | "
-    "SET n = $props SET n._sm_order = coalesce(kept, $order)) "
-    "RETURN owner"
-    for name in LABELS
-}
-"""Create or replace a node whole, unless it belongs to another session: then nothing is set
-and ``owner`` names that session. The MERGE holds the ``id`` constraint's lock, so a
-concurrent creator from another session waits for this commit and then sees its owner;
-concurrent identical writes converge."""
+NEXT_ORDER: Final[LiteralString] = (
+    "MERGE (c:SessionCounter {session_id: $scope}) ON CREATE SET c.seq = 0 "
+    "SET c._sm_lock = true REMOVE c._sm_lock "  # locked before it is read
+    "WITH c, timestamp() * 1000000 + $spread AS now "
+    "SET c.ord = CASE WHEN coalesce(c.ord, 0) < now THEN now ELSE c.ord + 1 END "
+    "WITH c.ord AS ord "
+)
+"""Binds ``ord`` to the next insertion order of the transaction's session: server time or one
+past the session's last, whichever is larger (``plans.ORDER``). The transaction holds that
+session's counter lock already (``LOCK_SESSION``), so this waits for no one."""
+
+FREE_ORDER: Final[LiteralString] = "WITH timestamp() * 1000000 + $spread + $tick AS ord "
+"""Binds ``ord`` for a transaction of no session (a migration, a cleanup), without any lock:
+server time plus the transaction's own tick, which grows with each of its statements. Two
+such transactions share no counter, so they never queue on one another."""
+
+
+def _order(scoped: bool) -> LiteralString:
+    return NEXT_ORDER if scoped else FREE_ORDER
+
+
+@cache
+def put_node(label: Label, scoped: bool) -> LiteralString:
+    """Create or replace a node whole, unless it belongs to another session: then nothing is
+    set and ``owner`` names that session. The MERGE holds the ``id`` constraint's lock, so a
+    concurrent creator from another session waits for this commit and then sees its owner;
+    concurrent identical writes converge."""
+    return (
+        _order(scoped) + f"MERGE (n:{label_name(label)} {{id: $id}}) "
+        "WITH n, ord, n._sm_order AS kept, n.session_id AS owner "
+        "FOREACH (_ IN CASE WHEN owner IS NULL OR owner = $props.session_id THEN [1] ELSE [] END | "
+        "SET n = $props SET n._sm_order = coalesce(kept, ord)) "
+        "RETURN owner"
+    )
+
 
 DELETE_NODE: Final[dict[Label, LiteralString]] = {
     Label(name): f"OPTIONAL MATCH (n:{name} {{id: $id}}) DETACH DELETE n RETURN count(n) AS deleted"
@@ -365,13 +388,13 @@ DELETE_NODE: Final[dict[Label, LiteralString]] = {
 
 
 @cache
-def put_edge(source: Label, edge_type: EdgeType, target: Label) -> LiteralString:
+def put_edge(source: Label, edge_type: EdgeType, target: Label, scoped: bool) -> LiteralString:
     """Create or replace one edge; no row when an endpoint is missing."""
     return (
-        f"MATCH (a:{label_name(source)} {{id: $source}}) "
+        _order(scoped) + f"MATCH (a:{label_name(source)} {{id: $source}}) "
         f"MATCH (b:{label_name(target)} {{id: $target}}) "
         f"MERGE (a)-[r:{type_name(edge_type)}]->(b) "
-        "ON CREATE SET r._sm_new = true, r._sm_order = $order, "
+        "ON CREATE SET r._sm_new = true, r._sm_order = ord, "
         "r._sm_session = CASE WHEN a.session_id = b.session_id THEN a.session_id END "
         "WITH r, r._sm_new IS NOT NULL AS created, r._sm_order AS kept, r._sm_session AS session "
         "SET r = $props SET r._sm_order = kept, r._sm_session = session "
@@ -387,10 +410,14 @@ def delete_edge(source: Label, edge_type: EdgeType, target: Label) -> LiteralStr
     )
 
 
-PARK_EDGE: Final[LiteralString] = (
-    "MERGE (p:ParkedEdge {waiting_for: $waiting_for, type: $type, source: $source, "
-    "target: $target}) ON CREATE SET p.props = $props, p._sm_order = $order"
-)
+@cache
+def park_edge(scoped: bool) -> LiteralString:
+    return (
+        _order(scoped)
+        + "MERGE (p:ParkedEdge {waiting_for: $waiting_for, type: $type, source: $source, "
+        "target: $target}) ON CREATE SET p.props = $props, p._sm_order = ord"
+    )
+
 
 TAKE_PARKED: Final[LiteralString] = (
     "MATCH (p:ParkedEdge {waiting_for: $waiting_for}) "

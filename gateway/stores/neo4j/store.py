@@ -6,13 +6,14 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   (``id``, ``key``, ``session_id``, ``created_at`` as a native ``DateTime``, ``seq``, the
   props, and reserved ``_sm_*`` helpers that reads strip);
 * an edge is a relationship of type ``EdgeType.value`` holding the edge's props;
-* ``(:SessionCounter {session_id, seq})`` per session: ``next_seq`` increments it, and a
-  transaction for a session write-locks it first, so writers of one session are serialised
-  across processes and replicas and never share a ``seq``. Inside one process they first queue
-  in ``_SessionGate`` (FIFO, no connection held), so only writers of other processes ever wait
-  on the server's lock, and a burst of writes to one session never turns into lock waits that
-  run into the round-trip timeout; a queued writer gives up only when no writer of its session
-  finished for a whole round-trip timeout, however long the queue;
+* ``(:SessionCounter {session_id, seq, ord})`` per session: ``seq`` the arrival counter of its
+  steps, ``ord`` the last insertion order drawn (``plans.ORDER``). A write of a session locks
+  it first, so writers of one session are serialised across processes and replicas for as
+  long as one write transaction lasts, and never share a ``seq``. Inside one process they
+  first queue in ``_SessionGate`` (FIFO, no connection held), so only writers of other
+  processes ever wait on the server's lock, and a burst of writes to one session never turns
+  into lock waits that run into the round-trip timeout; a queued writer gives up only when no
+  writer of its session finished for a whole round-trip timeout, however long the queue;
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``;
 * the change feed of ``gateway.live.feed``: ``(:FeedHead {session_id, seq})`` per session and
@@ -24,21 +25,26 @@ Nodes are addressed by global id, ``<Label>:<key>`` (``resolvers.records.node_id
 label is read from the id, so ``put_node`` refuses an id whose prefix is not its label, and an
 id without a label prefix names no node.
 
-Guarantees and costs: every ``transaction()`` is one explicit Neo4j transaction, committed on
-a clean exit (durable when the block returns) and rolled back on an exception; a primitive
-is one round trip, frontiers (``get_nodes``, ``expand``, ``edges_among``) go in one
-``UNWIND``, and a whole chain walk is one statement (``WalkReader``, ``walks``).
-Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
-Listings are newest first by insertion order (``_sm_order``: nanosecond wall clock, strictly
-increasing per process, so order across replicas assumes synchronised clocks); their
-``total`` counts the matches (a session-index or label scan). Search (``search_ranked``)
+Guarantees and costs: an event's write (``write``) is one managed transaction
+(``execute_write``: the driver runs it again after a deadlock or a lost connection) of a
+constant number of statements whatever the event's size: the plan's snapshot and the rules'
+changes (``planned``, ``plans``), then the commit. ``transaction()`` is one explicit
+transaction whose primitives are a statement each (cleanups, migration), committed on a clean
+exit and rolled back on an exception. Frontier reads (``get_nodes``, ``expand``,
+``edges_among``) go in one ``UNWIND``, and a whole chain walk is one statement (``WalkReader``,
+``walks``). Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
+Listings are newest first by insertion order (``_sm_order``, drawn from the session's
+counter and the server's clock, never a process clock: strictly increasing in commit order
+within a session, server-time order across sessions); their ``total`` counts the matches (a
+session-index or label scan). Search (``search_ranked``)
 is one statement: prefix candidates from the ``sm_fulltext`` index (narrowed to the session by
 its digest token), each ranked exactly by the rules of ``resolvers.search`` from its stored
 tokens and their field ranks, sorted and paged in Cypher; its cost follows the number of
 candidates rather than the store size, and only the page crosses the network.
 
 Failures are mapped in ``_driver_errors`` only: every driver, socket and connectivity error,
-transient server error (deadlock, lock timeout), rejected credential and client-side timeout
+transient server error (``transient`` for a conflict with concurrent writers: a deadlock, a
+lock timeout; ``write`` retries those), rejected credential and client-side timeout
 becomes ``StoreUnavailableError("neo4j")``; a server-side transaction timeout becomes
 ``QueryLimitExceededError``; a uniqueness violation (a domain key already taken by a node with
 another id) becomes ``StoreWriteError``. The password never appears in a message. Every
@@ -51,16 +57,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
+import random
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
 
 import neo4j
 from neo4j import AsyncGraphDatabase, Query
 from neo4j.exceptions import DriverError, Neo4jError
 
 from gateway.observability.redaction import redact
-from gateway.stores.neo4j import cypher
+from gateway.stores.neo4j import cypher, plans
+from gateway.stores.neo4j.planned import PlannedTransaction
 from gateway.stores.neo4j.reads import Reads, label_of
 from gateway.stores.neo4j.records import (
     edge_properties,
@@ -84,22 +91,31 @@ from resolvers.records import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+
+    from resolvers.plan import ReadPlan
+    from resolvers.store import GraphTransaction
 
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 BACKEND: Final = Backend.NEO4J.value
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
 FEED_TRIM_BATCH: Final = 10_000
+WARM_ROWS: Final = (8,)
+"""Row counts the write statements are planned for at connect (plans are cached per size bucket)."""
+_CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)  # deadlocks, lock timeouts
+WRITE_ATTEMPTS: Final = 3
+RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
+_NO_DRIVER_RETRIES: Final = -1.0  # ``max_transaction_retry_time``: the first failure is final
 _UNAVAILABLE_CODES: Final = (
     "Neo.TransientError.",  # deadlocks, lock timeouts, leader switches, database unavailable
     "Neo.ClientError.Security.",  # credentials rejected, expired or not allowed
     "Neo.ClientError.Cluster.",
     "Neo.ClientError.Database.",  # e.g. the configured database does not exist
 )
-# Concurrent transactions in each other's way (deadlock, lock timeout): worth a new attempt.
-_CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)
 
 
 @asynccontextmanager
@@ -129,6 +145,19 @@ async def _driver_errors(
         detail = _detail(exc, secret)
         raise StoreUnavailableError(BACKEND, detail=detail, transient=transient) from exc
     except mapped as exc:
+        raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
+
+
+@asynccontextmanager
+async def _unretried(secret: str | None, seconds: float) -> AsyncIterator[None]:
+    """Bound a statement of a managed transaction; a lost connection becomes a domain error,
+    which the driver does not retry. Server errors pass as they are, for its retries."""
+    try:
+        async with asyncio.timeout(seconds):
+            yield
+    except Neo4jError:
+        raise
+    except (DriverError, OSError) as exc:
         raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
 
 
@@ -199,23 +228,21 @@ def _abandon(lock: asyncio.Lock, acquiring: asyncio.Future[Any]) -> None:
         acquiring.cancel()
 
 
-class _Clock:
-    """Insertion order: nanoseconds of wall clock, strictly increasing in this process."""
-
-    def __init__(self) -> None:
-        self._last = 0
-
-    def __call__(self) -> int:
-        self._last = max(self._last + 1, time.time_ns())
-        return self._last
-
-
 class _Neo4jTransaction(Reads):
     """One explicit Neo4j transaction; its reads see its own writes."""
 
-    def __init__(self, tx: neo4j.AsyncTransaction, store: Neo4jStore) -> None:
+    def __init__(
+        self,
+        tx: neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction,
+        store: Neo4jStore,
+        scope: str | None,
+        errors: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
+    ) -> None:
         self._tx = tx
         self._store = store
+        self._scope = scope  # whose counter draws insertion order (``cypher.NEXT_ORDER``), if any
+        self._tick = 0  # this transaction's own order steps when it has no session
+        self._errors = errors
         # The nodes this transaction wrote, as written. Reading one back could only return the
         # same record (a concurrent writer of that node waits for this commit), so it costs no
         # round trip: a use case checks an edge's endpoints right after writing them.
@@ -230,18 +257,27 @@ class _Neo4jTransaction(Reads):
         return [written[node_id] if node_id in written else fetched[node_id] for node_id in ids]
 
     async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
-        async with self._store._errors():
+        async with self._errors():
             result = await self._tx.run(query, params)
             return [record async for record in result]
+
+    def _order(self) -> dict[str, Any]:
+        if self._scope is not None:
+            return {"scope": self._scope, "spread": plans.spread(self._scope)}
+        self._tick += 1
+        return {"spread": plans.spread(""), "tick": self._tick}
+
+    async def prefetch(self, plan: ReadPlan) -> None:
+        """Every primitive here is its own statement: nothing is loaded ahead."""
 
     async def put_node(self, node: NodeRecord) -> None:
         if label_of(node.id) is not node.label:
             raise ValueError(f"a node id must be <Label>:<key> of its label: {node.id!r}")
         (record,) = await self._fetch(
-            cypher.PUT_NODE[node.label],
+            cypher.put_node(node.label, self._scope is not None),
             id=node.id,
             props=node_properties(node),
-            order=self._store._clock(),
+            **self._order(),
         )
         owner = record["owner"]
         if owner is not None and owner != node.session_id:
@@ -261,11 +297,11 @@ class _Neo4jTransaction(Reads):
         records = []
         if source is not None and target is not None:
             records = await self._fetch(
-                cypher.put_edge(source, edge.type, target),
+                cypher.put_edge(source, edge.type, target, self._scope is not None),
                 source=edge.source,
                 target=edge.target,
                 props=edge_properties(edge),
-                order=self._store._clock(),
+                **self._order(),
             )
         if not records:
             raise ValueError(f"edge endpoint missing: {edge.identity}")
@@ -285,13 +321,13 @@ class _Neo4jTransaction(Reads):
 
     async def park_edge(self, edge: EdgeRecord, waiting_for: str) -> None:
         await self._fetch(
-            cypher.PARK_EDGE,
+            cypher.park_edge(self._scope is not None),
             waiting_for=waiting_for,
             type=edge.type.value,
             source=edge.source,
             target=edge.target,
             props=parked_props(edge),
-            order=self._store._clock(),
+            **self._order(),
         )
 
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
@@ -326,8 +362,10 @@ class Neo4jStore(Walks):
         self._secret = secret
         self._connection_timeout = connection_timeout
         self._query_timeout = query_timeout
-        self._clock = _Clock()
         self._gate = _SessionGate()
+        self._unit = neo4j.unit_of_work(timeout=query_timeout * TRANSACTION_TIMEOUT_FACTOR)(
+            self._run_work
+        )
         self._closed = False
 
     @classmethod
@@ -370,10 +408,30 @@ class Neo4jStore(Walks):
                 await driver.verify_connectivity()
             await store.ensure_schema()
             await store._upgrade_search()
+            await store._warm_plans()
         except BaseException:
             await driver.close()
             raise
         return store
+
+    async def _warm_plans(self) -> None:
+        """Have Neo4j plan the two write statements now, in a transaction rolled back: a
+        cold plan cache (a new or restarted server) costs seconds per statement on a busy
+        machine, which the first writes would otherwise spend inside their time bound. A
+        server too busy to plan them in time is no reason to fail the connect."""
+        seconds = self._query_timeout * 3
+        params = {"session": "", "nul": "\x00", "spread": 0, "span": 0}
+        session = self._driver.session(database=self._database)
+        try:
+            async with self._errors(seconds), session:
+                tx = await session.begin_transaction(timeout=seconds)
+                for statement in (plans.PREFETCH, plans.APPLY):
+                    for size in WARM_ROWS:
+                        rows = [{"k": "warm"}] * size
+                        await (await tx.run(statement, {**params, "rows": rows})).consume()
+                await tx.rollback()
+        except (StoreUnavailableError, QueryLimitExceededError) as exc:
+            logger.info("the write statements are not planned yet: %s", exc.message)
 
     def _errors(self, seconds: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
         limit = seconds if seconds is not None else self._query_timeout + self._connection_timeout
@@ -441,7 +499,7 @@ class Neo4jStore(Walks):
                 tx = await session.begin_transaction(
                     timeout=self._query_timeout * TRANSACTION_TIMEOUT_FACTOR
                 )
-            work = _Neo4jTransaction(tx, self)
+            work = _Neo4jTransaction(tx, self, session_id, self._errors)
             try:
                 if session_id is not None:
                     await work._fetch(cypher.LOCK_SESSION, session=session_id)
@@ -455,6 +513,58 @@ class Neo4jStore(Walks):
             with contextlib.suppress(StoreUnavailableError):
                 async with self._errors(self._connection_timeout):
                     await session.close()
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        """One managed transaction (``execute_write``), run again in a new one when the
+        server refused it as a conflict with concurrent writers (``transient``), at most
+        ``WRITE_ATTEMPTS`` times in all: only the last run of ``work`` counts. A lost or
+        unreachable server is not retried: the caller (the outbox) deals with it at once."""
+        self._check_open()
+        async with self._gate.hold(session_id, self._query_timeout + self._connection_timeout):
+            attempt = 1
+            while True:
+                try:
+                    return await self._write_once(session_id, work)
+                except StoreUnavailableError as exc:
+                    if not exc.transient or attempt == WRITE_ATTEMPTS:
+                        raise
+                await asyncio.sleep(random.uniform(0.5, 1.5) * RETRY_PAUSE * attempt)
+                attempt += 1
+
+    async def _write_once(
+        self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]
+    ) -> T:
+        session = self._driver.session(
+            database=self._database,
+            bookmark_manager=self._driver.execute_query_bookmark_manager,
+            max_transaction_retry_time=_NO_DRIVER_RETRIES,
+        )
+        try:
+            async with self._errors(self._write_bound()):
+                result: T = await session.execute_write(self._unit, session_id, work)
+                return result
+        finally:
+            with contextlib.suppress(StoreUnavailableError):
+                async with self._errors(self._connection_timeout):
+                    await session.close()
+
+    def _write_bound(self) -> float:
+        # One transaction on the server, plus connecting.
+        return self._query_timeout * TRANSACTION_TIMEOUT_FACTOR + self._connection_timeout
+
+    async def _run_work(
+        self,
+        tx: neo4j.AsyncManagedTransaction,
+        session_id: str,
+        work: Callable[[GraphTransaction], Awaitable[T]],
+    ) -> T:
+        # Server errors pass unmapped (bounded only): ``_write_once`` maps them.
+        seconds = self._query_timeout + self._connection_timeout
+        live = _Neo4jTransaction(tx, self, session_id, lambda: _unretried(self._secret, seconds))
+        planned = PlannedTransaction(live, session_id)
+        result = await work(planned)
+        await planned.flush()
+        return result
 
     async def _abandon(self, tx: neo4j.AsyncTransaction, cause: BaseException) -> None:
         """Roll back, keeping ``cause`` the error that propagates; when the connection is in

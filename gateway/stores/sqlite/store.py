@@ -45,7 +45,7 @@ from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Backend
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterator, Awaitable, Callable
     from pathlib import Path
 
     from resolvers.store import GraphTransaction
@@ -131,6 +131,11 @@ class SqliteStore(Reads):
         store = cls(directory, lock, writer, *readers)
         store._watching = asyncio.create_task(store._watch.run())
         return store
+
+    async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
+        """One transaction: writers never conflict here (one write lock), so ``work`` runs once."""
+        async with self.transaction(session_id) as tx:
+            return await work(tx)
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[GraphTransaction]:

@@ -11,6 +11,7 @@ from gateway.stores.sqlite.reads import Reads
 
 if TYPE_CHECKING:
     from gateway.stores.sqlite.connection import Worker
+    from resolvers.plan import ReadPlan
     from resolvers.records import EdgeRecord, EdgeType, NodeRecord
 
 
@@ -31,6 +32,9 @@ class SqliteTransaction(Reads):
 
     async def delete_edge(self, edge_type: EdgeType, source: str, target: str) -> bool:
         return self._db.call(writes.delete_edge, edge_type, source, target)
+
+    async def prefetch(self, plan: ReadPlan) -> None:
+        """Nothing to load: every read is one local query."""
 
     async def next_seq(self, session_id: str) -> int:
         return self._db.call(writes.next_seq, session_id)

@@ -1,0 +1,209 @@
+"""The two statements of a planned write (``gateway.stores.neo4j.planned``): ``PREFETCH`` loads
+what a ``resolvers.plan.ReadPlan`` names, ``APPLY`` applies the changes the rules made.
+
+Each is ONE constant text with ONE list parameter, ``$rows``, whose rows are tagged by block
+(``row.k``): Neo4j caches a plan per statement text and per bucketed size of each list
+parameter, so one list keeps the number of plans small. Planning is the cost to watch: a
+``FOREACH`` or subquery per label or edge shape took Neo4j seconds to plan each time a plan is
+made (a cold cache, a new size bucket, drifted statistics), so labels and types are dynamic
+(``$(row.label)``, ``$(row.type)``) wherever no index is needed (``CREATE``, a relationship
+between bound endpoints) and nodes are matched by id through the label disjunction of the id
+indexes: a few blocks per statement.
+
+Ordering: ``PREFETCH`` takes the session's counter (``SessionCounter``) first, so writers of one
+session queue on it, in whichever process, for as long as the transaction lasts (two statements
+and a commit), and it hands the next ``seq`` values to the event's new steps. Insertion order
+(``_sm_order``) is drawn by ``APPLY`` from the same counter (``ORDER``): ``max(counter + 1,
+server time)``, so it is strictly increasing in commit order within a session, and follows the
+database server's clock (milliseconds, in nanosecond units) across sessions, spread inside a
+millisecond by a digest of the session id so that two sessions rarely share a value. No process
+clock is involved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Final, LiteralString
+
+from gateway.stores.neo4j.cypher import ALL_LABELS, NODE, any_label
+
+ANY: Final[LiteralString] = any_label(ALL_LABELS)
+STEPS: Final[LiteralString] = "Task|ToolCall"
+LISTED: Final[tuple[LiteralString, ...]] = ("ResearchGoal", "SourceFile")
+"""The labels whose session listing a plan can load (the write rules list only these)."""
+
+
+def spread(session_id: str) -> int:
+    """Where inside a millisecond a session's insertion order starts (a digest)."""
+    return int(hashlib.sha256(session_id.encode()).hexdigest()[:8], 16) % 1_000_000
+
+
+def _rows(kind: LiteralString) -> LiteralString:
+    return "[row IN $rows WHERE row.k = '" + kind + "']"
+
+
+def _each(kind: LiteralString, body: LiteralString) -> LiteralString:
+    return "UNWIND $rows AS row WITH row WHERE row.k = '" + kind + "' " + body
+
+
+# --- PREFETCH ---------------------------------------------------------------------------------
+
+
+def _nearest(label: LiteralString, before: bool) -> LiteralString:
+    """The member of ``label`` nearest to ``pos`` on one side, through the chain index
+    (hinted: O(log n) whatever the statistics say)."""
+    compare: LiteralString = "<" if before else ">"
+    order: LiteralString = (
+        "n.session_id DESC, n._sm_scope DESC, n._sm_pos DESC"
+        if before
+        else "n.session_id, n._sm_scope, n._sm_pos"
+    )
+    return (
+        f"COLLECT {{ MATCH (n:{label} {{session_id: $session, _sm_scope: row.scope}}) "
+        f"USING INDEX SEEK n:{label}(session_id, _sm_scope, _sm_pos) "
+        f"WHERE n._sm_pos {compare} pos AND NOT n.id IN own RETURN n ORDER BY {order} LIMIT 1 }}"
+    )
+
+
+_NEAR: Final[LiteralString] = " + ".join(
+    _nearest(label, before) for label in ("ToolCall", "Task") for before in (True, False)
+)
+
+_LISTINGS: Final[LiteralString] = " + ".join(
+    "COLLECT { "
+    + _each(
+        "list",
+        f"AND row.label = '{label}' MATCH (n:{label} {{session_id: $session}}) "
+        "WHERE n._sm_live RETURN n",
+    )
+    + " }"
+    for label in LISTED
+)
+
+PREFETCH: Final[LiteralString] = (
+    "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
+    # Locked before it is read: a concurrent writer's increment is then committed and seen.
+    "SET c._sm_lock = true REMOVE c._sm_lock "
+    "WITH c, c.seq AS before, COLLECT { "
+    + _each("step", f"AND NOT EXISTS {{ MATCH (s:{STEPS} {{id: row.id}}) }} RETURN row.id")
+    + " } AS missing "
+    "SET c.seq = before + size(missing) "
+    "WITH [i IN range(0, size(missing) - 1) | [missing[i], before + i + 1]] AS allocated, "
+    "[row IN $rows WHERE row.k = 'step' | row.id] AS own "
+    "WITH allocated, own, COLLECT { "
+    + _each(
+        "chain",
+        "WITH row, coalesce(COLLECT { MATCH (s:" + STEPS + " {id: row.step}) RETURN s.seq }[0], "
+        "[a IN allocated WHERE a[0] = row.step | a[1]][0], 0) AS seq "
+        "WITH row, seq, row.at + $nul + right('00000000000000000000' + toString(seq), 20) AS pos "
+        "RETURN {i: row.i, seq: seq, near: " + _NEAR + "}",
+    )
+    + " } AS chains "
+    "WITH allocated, chains, COLLECT { "
+    + _each("node", f"MATCH (n:{ANY} {{id: row.id}}) RETURN n")
+    + " } + COLLECT { "
+    + _each(
+        "adj",
+        f"MATCH (n:{ANY} {{id: row.id}}) MATCH (n)-[r]-(m) WHERE type(r) = row.type "
+        "AND CASE row.dir WHEN 'out' THEN startNode(r) = n ELSE endNode(r) = n END RETURN m",
+    )
+    + " } + COLLECT { "
+    + _each("art", "MATCH (n:Artifact {artifact_id: row.id}) RETURN n")
+    + " } + COLLECT { "
+    + _each(
+        "key",
+        f"MATCH (n:{ANY} {{key: row.key}}) "
+        "WHERE labels(n)[0] = row.label AND n.session_id = $session RETURN n",
+    )
+    + " } + "
+    + _LISTINGS
+    + " + reduce(near = [], c IN chains | near + c.near) AS reached, COLLECT { "
+    + _each(
+        "node",
+        "MATCH (p:ParkedEdge {waiting_for: row.id}) "
+        "RETURN p {.waiting_for, .type, .source, .target, .props, ._sm_order} "
+        "ORDER BY p._sm_order",
+    )
+    + " } AS parked "
+    "WITH allocated, chains, parked, reached + COLLECT { UNWIND parked AS p "
+    f"UNWIND [p.source, p.target] AS tip MATCH (n:{ANY} {{id: tip}}) RETURN n }} AS reached "
+    "WITH allocated, chains, parked, COLLECT { UNWIND reached AS n WITH DISTINCT n RETURN n } "
+    "AS found "
+    "RETURN allocated, parked, "
+    "[c IN chains | [c.i, c.seq, [n IN c.near | n.id]]] AS chains, "
+    f"[n IN found | [{NODE}, n._sm_order]] AS nodes, "
+    "COLLECT { UNWIND found AS a MATCH (a)-[r]->(b) WHERE b IN found "
+    "RETURN [type(r), a.id, b.id, properties(r)] ORDER BY r._sm_order } AS edges"
+)
+"""Locks the session's counter, allocates the ``seq`` of the new steps, and returns every
+node named or reached, the edges among them, the parked edges and, per chain probe, the
+nearest member of each step label on each side (the event's own steps excluded)."""
+
+# --- APPLY ------------------------------------------------------------------------------------
+
+ORDER: Final[LiteralString] = (
+    "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
+    "SET c._sm_lock = true REMOVE c._sm_lock "
+    "WITH c, timestamp() * 1000000 + $spread AS now "
+    "WITH c, CASE WHEN coalesce(c.ord, 0) < now THEN now ELSE c.ord + 1 END AS base "
+    "SET c.ord = base + $span "
+)
+"""Draws ``$span`` insertion-order values ``base .. base + $span`` for the session."""
+
+
+_NODES: Final[LiteralString] = (
+    "WITH c, base CALL (c, base) { "
+    + _each(
+        "node",
+        f"OPTIONAL MATCH (n:{ANY} {{id: row.id}}) "
+        # New (``row.o`` set): created with a dynamic label; a concurrent creator of the same
+        # id that has committed is matched here instead, one still uncommitted fails the
+        # unique constraint.
+        "CALL (row, n, base) { WITH row, n WHERE n IS NULL AND row.o IS NOT NULL "
+        "CREATE (m:$(row.label)) SET m += row.props, m._sm_order = base + row.o } "
+        "CALL (row, n) { WITH row, n WHERE n.session_id = row.sess SET n += row.props } "
+        # A node of another session is left alone and reported through the locked counter.
+        "CALL (row, n, c) { WITH row, n WHERE n.session_id <> row.sess "
+        "SET c._sm_refused = [n.id, n.key, n.session_id] }",
+    )
+    + " } "
+)
+
+
+APPLY: Final[LiteralString] = (
+    ORDER
+    + _NODES
+    + "WITH c, base CALL () { "
+    + _each(
+        "del",
+        f"MATCH (a:{ANY} {{id: row.s}})-[r]->(b:{ANY} {{id: row.t}}) "
+        "WHERE type(r) = row.type DELETE r",
+    )
+    + " } CALL (base) { "
+    + _each(
+        "edge",
+        f"MATCH (a:{ANY} {{id: row.s}}) MATCH (b:{ANY} {{id: row.t}}) "
+        "MERGE (a)-[r:$(row.type)]->(b) ON CREATE SET r._sm_order = base + row.o, "
+        "r._sm_session = CASE WHEN a.session_id = b.session_id THEN a.session_id END "
+        "SET r += row.props",
+    )
+    + " } "
+    f"FOREACH (row IN {_rows('park')} | MERGE (p:ParkedEdge {{waiting_for: row.w, "
+    "type: row.type, source: row.s, target: row.t}) "
+    "ON CREATE SET p.props = row.props, p._sm_order = base + row.o) "
+    f"FOREACH (row IN {_rows('unpark')} | MERGE (p:ParkedEdge {{waiting_for: row.w, "
+    "type: row.type, source: row.s, target: row.t}) DELETE p) "
+    f"FOREACH (row IN {_rows('feed')} | MERGE (h:FeedHead {{session_id: row.session}}) "
+    "ON CREATE SET h.seq = 0 SET h.seq = h.seq + 1 "
+    "CREATE (:ChangeFeed {session_id: row.session, seq: h.seq, changes: row.changes, "
+    "at: datetime()}) SET c._sm_feed = coalesce(c._sm_feed, []) + [h.seq]) "
+    "WITH c, c._sm_feed AS feed, c._sm_refused AS refused "
+    "REMOVE c._sm_feed, c._sm_refused "
+    "RETURN coalesce(feed, []) AS feed, refused"
+)
+"""Applies node puts (created with their insertion order; changed only when this session
+owns them), edge deletions (by type), edge creations and updates (the type a dynamic
+one: endpoints are found through their ids' index), parked edges kept and released, and the
+change feed entries; returns the feed numbers, in the order of the entries, and a node that
+turned out to belong to another session (``[id, key, owner]``: the write must then be rolled
+back). The two scratch properties on the locked counter are removed before the commit."""

@@ -1,0 +1,204 @@
+"""An event is a constant number of Cypher statements, retried whole, ordered by the server.
+
+Statements are counted at the driver (every ``run`` of a managed or explicit transaction and of
+an auto-commit session), with the change feed appended as in the gateway (``PublishingStore``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+import neo4j
+import pytest
+from neo4j.exceptions import Neo4jError
+
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
+from gateway.stores.neo4j.planned import PlannedTransaction
+from resolvers.errors import KeyOwnedByOtherSessionError
+from resolvers.records import Direction, EdgeType, Label
+from tests.resolvers import builders as b
+from tests.stores.neo4j.conftest import open_store
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from gateway.stores.neo4j import Neo4jStore
+
+PREFETCH_AND_APPLY = 2
+
+
+@contextlib.contextmanager
+def statements() -> Iterator[list[int]]:
+    """Count the driver's ``run`` calls while the block runs."""
+    count = [0]
+    classes: tuple[type[Any], ...] = (
+        neo4j.AsyncManagedTransaction,
+        neo4j.AsyncTransaction,
+        neo4j.AsyncSession,
+    )
+    originals = [cls.run for cls in classes]
+
+    def counting(original: Any) -> Any:
+        async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+            count[0] += 1
+            return await original(self, *args, **kwargs)
+
+        return run
+
+    for cls, original in zip(classes, originals, strict=True):
+        cls.run = counting(original)
+    try:
+        yield count
+    finally:
+        for cls, original in zip(classes, originals, strict=True):
+            cls.run = original
+
+
+@pytest.fixture
+def published(neo4j_store: Neo4jStore) -> PublishingStore:
+    return PublishingStore(neo4j_store, EventBus())
+
+
+async def test_an_execution_is_two_statements_whatever_its_size(
+    published: PublishingStore,
+) -> None:
+    await b.goal(published)
+    await b.upload(published, "data.csv")
+    counts = []
+
+    for index, products in enumerate((1, 6)):
+        artifacts = [(f"fig{index}-{n}", 1) for n in range(products)]
+        with statements() as count:
+            await b.execution(
+                published, f"e{index}", 10 + index, produces=artifacts, reads_files=["data.csv"]
+            )
+        counts.append(count[0])
+
+    assert counts == [PREFETCH_AND_APPLY, PREFETCH_AND_APPLY]
+
+
+async def test_every_observe_kind_is_two_statements(published: PublishingStore) -> None:
+    counts: dict[str, int] = {}
+
+    with statements() as count:
+        await b.upload(published, "data.csv")
+    counts["upload"] = count[0]
+    with statements() as count:
+        await b.goal(published)
+    counts["goal after an upload"] = count[0]
+    with statements() as count:
+        await b.subagent(published, "sub1", 5)
+    counts["subagent"] = count[0]
+    with statements() as count:
+        await b.execution(published, "e1", 7, scope="sub1", produces=[("fig", 1)])
+    counts["execution in a scope"] = count[0]
+    with statements() as count:
+        await b.execution(published, "e0", 6, produces=[("fig", 2)], reads=[("fig", 1)])
+    counts["execution, a version before its older one, read before it exists"] = count[0]
+    for papers in (1, 8):
+        links = [f"https://doi.org/10.1/p{n}" for n in range(papers)]
+        with statements() as count:
+            await b.search(published, f"q{papers}", 8 + papers, links)
+        counts[f"search of {papers}"] = count[0]
+
+    assert counts == dict.fromkeys(counts, PREFETCH_AND_APPLY)
+
+
+async def test_a_resent_event_only_reads(published: PublishingStore) -> None:
+    await b.goal(published)
+    await b.execution(published, "e1", 10, produces=[("fig", 1)])
+
+    with statements() as count:
+        await b.execution(published, "e1", 10, produces=[("fig", 1)])
+
+    assert count[0] == 1
+
+
+async def test_declares_are_a_constant_few_statements(published: PublishingStore) -> None:
+    await b.goal(published)
+    await b.search(published, "q1", 10, ["https://doi.org/10.1/x"])
+    await b.execution(published, "e1", 11, produces=[("report", 1)])
+
+    with statements() as evidence:
+        evidence_id = await b.evidence(published, "TP53 is mutated", link="https://doi.org/10.1/x")
+    with statements() as claim:
+        await b.claim(published, "TP53 drives it", evidence_ids=[evidence_id], report=("report", 1))
+
+    assert evidence[0] == PREFETCH_AND_APPLY
+    assert claim[0] == PREFETCH_AND_APPLY
+
+
+# As the driver builds it from the server's failure message (a bare constructor sets no code).
+DEADLOCK = Neo4jError._hydrate_neo4j(
+    code="Neo.TransientError.Transaction.DeadlockDetected", message="test"
+)
+
+
+async def test_a_retried_transaction_runs_the_work_again_and_commits_once(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await b.goal(neo4j_store)
+    original = PlannedTransaction.flush
+    failures = [1]
+
+    async def flaky(self: PlannedTransaction, feed: Any = None) -> dict[str, int]:
+        if failures[0]:
+            failures[0] -= 1
+            raise DEADLOCK
+        return await original(self, feed)
+
+    monkeypatch.setattr(PlannedTransaction, "flush", flaky)
+
+    await b.execution(neo4j_store, "e1", 10)
+
+    calls = await neo4j_store.list_nodes(labels=[Label.TOOL_CALL], session_id=b.S1, limit=10)
+    assert failures == [0]
+    assert [call.seq for call in calls.items] == [1]  # the failed run's seq was rolled back
+
+
+async def test_two_stores_writing_one_session_keep_one_order(
+    neo4j_store: Neo4jStore, connection: dict[str, str]
+) -> None:
+    other = await open_store(connection)  # another process: its own driver, no shared lock
+    try:
+        await b.goal(neo4j_store)
+        writers = [neo4j_store, other]
+        await asyncio.gather(
+            *(b.execution(writers[n % 2], f"e{n}", 100 - n % 7) for n in range(10))
+        )
+    finally:
+        await other.aclose()
+
+    members = await neo4j_store.chain_members(b.S1, None)
+    assert sorted(step.seq for step in members) == list(range(1, 11))
+    walked = [b.goal_id()]
+    while edges := await neo4j_store.expand([walked[-1]], EdgeType.NEXT, Direction.OUT):
+        assert len(edges) == 1
+        walked.append(edges[0].target)
+    assert walked[1:] == [step.id for step in members]
+
+
+async def test_a_node_another_session_creates_meanwhile_refuses_the_whole_write(
+    neo4j_store: Neo4jStore, connection: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    other = await open_store(connection)
+    original = PlannedTransaction.flush
+
+    async def after_a_rival(self: PlannedTransaction, feed: Any = None) -> dict[str, int]:
+        if self._session == "s1":  # between this write's snapshot and its changes
+            await b.execution(other, "e1", 10, session="s2")
+        return await original(self, feed)
+
+    monkeypatch.setattr(PlannedTransaction, "flush", after_a_rival)
+    try:
+        with pytest.raises(KeyOwnedByOtherSessionError) as refused:
+            await b.execution(neo4j_store, "e1", 10, session="s1")
+    finally:
+        await other.aclose()
+
+    assert refused.value.owner_session_id == "s2"
+    assert await neo4j_store.session_node_ids("s1") == []
+    assert len(await neo4j_store.session_node_ids("s2")) == 2
