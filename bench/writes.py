@@ -16,6 +16,12 @@ clients, on fresh sessions, so a slow minute of a shared machine hits all column
   floor a one-statement write plan can reach, without the gateway's rules, session lock, HTTP
   or GraphQL.
 
+**One session over two replicas**: two gateways on the same Neo4j (the second started for
+it), one long session whose events are sent by 16 callers, event ``i`` through replica
+``i % 2`` — every write of one session, from two processes, ordered by the session's counter in
+Neo4j. SPEC lets a session's events arrive in any order; the store is checked afterwards (every
+event's node present exactly once).
+
 Events are the generator's observes (declares left out: they only read and add to them). It
 also counts the Cypher statements the gateway sends per event kind (the driver's ``run`` calls,
 the use cases run in this process on a ``Neo4jStore``) and per ``searchNodes``. The benchmark
@@ -40,7 +46,7 @@ import neo4j
 
 from bench.client import http_client
 from bench.generate import Session, generate_session
-from bench.ingest import Throughput, ingest
+from bench.ingest import Throughput, ingest, send
 from bench.neo4j import CLEANUP, Connection
 from bench.server import running_gateway
 from gateway.live.bus import EventBus
@@ -55,10 +61,13 @@ from resolvers.search import search_nodes
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
+    import httpx
+
     from gateway.live.bus import GraphChange
     from resolvers.events import Event
 
 CLIENTS = (1, 16)
+REPLICA_CALLERS = 16
 COLUMNS = ("file store", "gateway on Neo4j", "raw UNWIND")
 BASE = 700_000_000
 SEARCH_TERM = "tp53"
@@ -221,6 +230,35 @@ async def _run(
     await (await tx.run(statement, params)).consume()
 
 
+# --- one session, two replicas --------------------------------------------------------------
+
+
+async def one_session_ingest(
+    client: httpx.AsyncClient, urls: Sequence[str], session: Session, callers: int
+) -> Throughput:
+    """Every event of ``session`` once, event ``i`` through ``urls[i % len(urls)]``, by
+    ``callers`` concurrent callers (caller ``j`` sends events ``j, j + callers, …`` in order)."""
+    mutations = session.mutations
+
+    async def caller(first: int) -> int:
+        for index in range(first, len(mutations), callers):
+            await send(client, urls[index % len(urls)], mutations[index])
+        return len(range(first, len(mutations), callers))
+
+    started = time.perf_counter()
+    sent = await asyncio.gather(*(caller(first) for first in range(callers)))
+    return Throughput(callers, 1, sum(sent), time.perf_counter() - started)
+
+
+async def stored_ids(driver: neo4j.AsyncDriver, session_id: str) -> list[str]:
+    """The ids of the session's stored nodes, one entry per stored node."""
+    async with driver.session() as session:
+        result = await session.run(
+            "MATCH (n {session_id: $session}) RETURN n.id AS id", session=session_id
+        )
+        return [record["id"] async for record in result]
+
+
 # --- statements per event ------------------------------------------------------------------
 
 
@@ -326,11 +364,27 @@ async def run(seed: int, steps: int, rounds: int, tmp: Path) -> str:
                             f"{result.per_second:.0f} events/s",
                             file=sys.stderr,
                         )
+            async with running_gateway(tmp / "neo4j-replica", connection.settings()) as replica:
+                long = observes_only(generate_session(seed, first, steps * 4))
+                urls = (on_neo4j.graphql, replica.graphql)
+                one_session = await one_session_ingest(client, urls, long, REPLICA_CALLERS)
+                stored = await stored_ids(driver, long.session_id)
+                (expected,) = await capture([long], tmp / "capture-replicas")
+                wanted = {
+                    node["id"]
+                    for write in expected
+                    for rows in write.nodes.values()
+                    for node in rows
+                    if node["props"]["session_id"] == long.session_id
+                }
+                if len(stored) != len(set(stored)) or not wanted <= set(stored):
+                    raise SystemExit(f"{long.session_id}: nodes missing or stored twice")
+                first += 1
         statements = await count_statements(connection, sessions_for(seed, first, 2, steps))
     finally:
         await _cleanup(driver)
         await driver.close()
-    return report(totals, statements, steps, rounds)
+    return report(totals, one_session, statements, steps, rounds)
 
 
 async def _cleanup(driver: neo4j.AsyncDriver) -> None:
@@ -341,6 +395,7 @@ async def _cleanup(driver: neo4j.AsyncDriver) -> None:
 
 def report(
     totals: dict[tuple[str, int], list[Throughput]],
+    one_session: Throughput,
     statements: dict[str, tuple[int, float, int]],
     steps: int,
     rounds: int,
@@ -357,6 +412,10 @@ def report(
         label = f"observe events/s, {clients} client{'s' if clients > 1 else ''}"
         lines.append(f"| {label} | " + " | ".join(cells) + f" | {ratio:.2f} |")
     lines += [
+        "",
+        f"one session over two replicas, {one_session.clients} callers: "
+        f"{one_session.per_second:.0f} events/s "
+        f"({one_session.mutations} events in {one_session.seconds:.1f} s, each stored once)",
         "",
         "| Cypher statements (gateway) | min | mean | max | raw |",
         "|---|---|---|---|---|",

@@ -266,14 +266,30 @@ def _read_input(cls: type[Any], name: str, value: Any) -> Any:
     found = getattr(value, _SNAKE.sub(r"_\1", spelled).lower(), None)
     if found is not None:
         return found
-    field = next(f for f in dataclasses.fields(cls) if f.name == name)
-    has_default = field.default is not dataclasses.MISSING or (
-        field.default_factory is not dataclasses.MISSING
-    )
-    return _ABSENT if has_default else None
+    return _ABSENT if _shape(cls)[name][1] else None
 
 
 _SNAKE = re.compile("([A-Z])")
+
+
+_SHAPES: dict[type[Any], dict[str, tuple[Any, bool]]] = {}
+
+
+def _shape(cls: type[Any]) -> dict[str, tuple[Any, bool]]:
+    """A dataclass's fields in order: name → (resolved type, has a default). Resolving the
+    annotations is costly (``get_type_hints``), so once per class."""
+    shape = _SHAPES.get(cls)
+    if shape is None:
+        hints = typing.get_type_hints(cls)
+        shape = _SHAPES[cls] = {
+            f.name: (
+                hints[f.name],
+                f.default is not dataclasses.MISSING
+                or f.default_factory is not dataclasses.MISSING,
+            )
+            for f in dataclasses.fields(cls)
+        }
+    return shape
 
 
 def _build(
@@ -282,12 +298,11 @@ def _build(
     if value is None:
         return None
     if isinstance(annotation, type) and dataclasses.is_dataclass(annotation):
-        hints = typing.get_type_hints(annotation)
         kwargs = {}
-        for f in dataclasses.fields(annotation):
-            found = read(annotation, f.name, value)
+        for name, (hint, _) in _shape(annotation).items():
+            found = read(annotation, name, value)
             if found is not _ABSENT:
-                kwargs[f.name] = _build(hints[f.name], found, read)
+                kwargs[name] = _build(hint, found, read)
         return annotation(**kwargs)
     origin = typing.get_origin(annotation)
     if origin in (types.UnionType, typing.Union):
