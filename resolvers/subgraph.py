@@ -109,7 +109,9 @@ async def session_subgraph(
 
 
 def _edge_order(edge: EdgeRecord) -> tuple[str, str, str]:
-    return edge.type.value, edge.source, edge.target
+    # The type itself, not its ``.value``: a StrEnum member orders as its value, and reading
+    # ``.value`` is a Python call per edge.
+    return edge.type, edge.source, edge.target
 
 
 def _is_scope(node: NodeRecord) -> bool:
