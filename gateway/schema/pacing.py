@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resolvers.errors import QueryLimitExceededError
 
@@ -51,11 +51,12 @@ async def breathe() -> None:
         raise QueryLimitExceededError(OVER_BUDGET)
 
 
-async def paced_map(convert: Callable[[S], T], items: Iterable[S]) -> Paced[T]:
-    """``[convert(item) for item in items]``, yielding to the loop every ``PACE`` items."""
+async def paced_map(convert: Callable[..., T], items: Iterable[S], *args: Any) -> Paced[T]:
+    """``[convert(item, *args) for item in items]``, yielding to the loop every ``PACE``
+    items."""
     converted: Paced[T] = Paced()
     for index, item in enumerate(items):
         if index and index % PACE == 0:
             await breathe()
-        converted.append(convert(item))
+        converted.append(convert(item, *args))
     return converted
