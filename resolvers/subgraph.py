@@ -15,6 +15,7 @@ include the scope node itself, so their edges never point outside the returned n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError, NodeNotFoundError
@@ -108,10 +109,9 @@ async def session_subgraph(
     return SessionGraph(nodes, edges, groups, page.total, page.truncated)
 
 
-def _edge_order(edge: EdgeRecord) -> tuple[str, str, str]:
-    # The type itself, not its ``.value``: a StrEnum member orders as its value, and reading
-    # ``.value`` is a Python call per edge.
-    return edge.type, edge.source, edge.target
+# By type, source, target. The type itself, not its ``.value``: a StrEnum member orders as
+# its value, and ``attrgetter`` reads all three in C (a Python key function per edge showed).
+_edge_order = attrgetter("type", "source", "target")
 
 
 def _is_scope(node: NodeRecord) -> bool:

@@ -82,8 +82,9 @@ def _marked(value: Any) -> Any:
 
 
 def excerpt(record: NodeRecord) -> str:
+    props = record.props
     for name in _EXCERPT_FIELDS[record.label]:
-        value = record.get(name)
+        value = props.get(name)
         if value:
             return str(value)[:EXCERPT_LENGTH]
     return record.label.value
@@ -148,13 +149,15 @@ class GraphNode:
         excerpt and ``properties`` are absent: what no selection reads is never computed."""
         with_excerpt, with_properties, properties, with_seq = _conversion(cls, fields)
         props = record.props
-        values: dict[str, Any] = {
-            "id": record.id,  # an ID is a str: no call to ``strawberry.ID`` per node
-            "key": record.key,
-            "label": NodeLabel.from_domain(record.label),
-            "session_id": record.session_id,
-            "created_at": record.created_at,
-        }
+        # The dataclass ``__init__`` would insist on every field: the attributes are set as
+        # it sets them, those left out fall back to the class defaults.
+        node = cls.__new__(cls)
+        values: dict[str, Any] = node.__dict__
+        values["id"] = record.id  # an ID is a str: no call to ``strawberry.ID`` per node
+        values["key"] = record.key
+        values["label"] = NodeLabel.from_domain(record.label)
+        values["session_id"] = record.session_id
+        values["created_at"] = record.created_at
         if with_excerpt:
             values["excerpt"] = excerpt(record)
         if with_properties:
@@ -164,10 +167,6 @@ class GraphNode:
             values[name] = stored_time(raw) if is_time else raw
         if with_seq:
             values["seq"] = record.seq
-        # The dataclass ``__init__`` would insist on every field; the attributes set here
-        # are the ones it sets, the others fall back to the class defaults.
-        node = cls.__new__(cls)
-        node.__dict__.update(values)
         return node
 
     @classmethod
