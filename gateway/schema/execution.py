@@ -368,14 +368,14 @@ def _leaves(plans: _Plans, source: Any) -> dict[str, Any] | None:
     ``str`` of a ``String`` or an ``ID`` is taken as it is without a call (most leaves)."""
     values: dict[str, Any] = {}
     for response_name, attribute, coerce, non_null, keeps_str in plans:
-        if keeps_str:
-            value = getattr(source, attribute, Undefined)  # type: ignore[arg-type]
-            if type(value) is str:
-                values[response_name] = value
-                continue
-        value = _read((attribute, coerce, non_null, keeps_str), source)
-        if value is _LONG:
-            return None
+        if attribute is None:  # __typename
+            values[response_name] = coerce
+            continue
+        value = getattr(source, attribute, Undefined)
+        if not keeps_str or type(value) is not str:
+            value = _coerced(value, coerce, non_null)
+            if value is _LONG:
+                return None
         values[response_name] = value
     return values
 
@@ -388,6 +388,10 @@ def _read(plan: _Plan, source: Any) -> Any:
     value = getattr(source, attribute, Undefined)
     if keeps_str and type(value) is str:  # what ``String`` and ``ID`` make of a str
         return value
+    return _coerced(value, coerce, non_null)
+
+
+def _coerced(value: Any, coerce: Callable[[Any], Any], non_null: bool) -> Any:
     if value is None and not non_null:
         return None
     if value is None or value is Undefined or isinstance(value, Exception):
