@@ -11,7 +11,9 @@ most of its time. Here a field that
 
 is read and serialised in place; an object whose selected fields are all such fields is
 completed in one pass (a list item too), an interface's runtime type is found once per Python
-class, and a ``Paced`` list is completed in steps of ``PACE`` items without an async iterator.
+class, and a ``Paced`` list is completed in steps of ``PACE`` items without an async iterator;
+there, what completes an item (runtime type, selection, plans) is found once per class of its
+items, where graphql-core resolves the type and collects the selection again for each object.
 That is what the long path does, provided no extension acts on nested fields: every extension
 with a ``resolve`` hook must say so with ``RESOLVES_ROOT_FIELDS_ONLY = True`` (the observer passes
 nested fields straight through), else the short path is off for the whole request. Anything
