@@ -109,13 +109,19 @@ def _property_fields(cls: type) -> tuple[tuple[str, bool], ...]:
 # What ``from_record`` fills besides the base fields, per type and attributes read:
 # (excerpt, properties, the label's properties with whether each holds a time, seq).
 _Conversion = tuple[bool, bool, tuple[tuple[str, bool], ...], bool]
+
+
 _CONVERSIONS: dict[tuple[type, Fields], _Conversion] = {}
+# The selections are the clients' to choose: the table is emptied when it holds this many.
+_MAX_CONVERSIONS = 1024
 
 
 def _conversion(cls: type[GraphNode], fields: Fields) -> _Conversion:
     key = (cls, fields)
     found = _CONVERSIONS.get(key)
     if found is None:
+        if len(_CONVERSIONS) >= _MAX_CONVERSIONS:
+            _CONVERSIONS.clear()
         wanted = _BASE_FIELDS | {"seq"} | {name for name, _ in _property_fields(cls)}
         if fields is not None:
             wanted &= fields
