@@ -15,6 +15,7 @@ include the scope node itself, so their edges never point outside the returned n
 from __future__ import annotations
 
 from dataclasses import dataclass
+from operator import attrgetter
 from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError, NodeNotFoundError
@@ -103,13 +104,15 @@ async def session_subgraph(
     if fold:
         scopes = [node for node in nodes if _is_scope(node)]
         products = await _scope_products(store, scopes, session_id)
-        surrogates, groups = _fold(products, set(ids), {edge.identity for edge in edges})
+        produced = {(e.source, e.target) for e in edges if e.type is EdgeType.PRODUCES}
+        surrogates, groups = _fold(products, set(ids), produced)
         edges = [*edges, *surrogates]
     return SessionGraph(nodes, edges, groups, page.total, page.truncated)
 
 
-def _edge_order(edge: EdgeRecord) -> tuple[str, str, str]:
-    return edge.type.value, edge.source, edge.target
+# By type, source, target. The type itself, not its ``.value``: a StrEnum member orders as
+# its value, and ``attrgetter`` reads all three in C (a Python key function per edge showed).
+_edge_order = attrgetter("type", "source", "target")
 
 
 def _is_scope(node: NodeRecord) -> bool:
@@ -117,9 +120,10 @@ def _is_scope(node: NodeRecord) -> bool:
 
 
 def _fold(
-    products: Sequence[_Product], returned: set[str], real: set[tuple[EdgeType, str, str]]
+    products: Sequence[_Product], returned: set[str], produced: set[tuple[str, str]]
 ) -> tuple[list[EdgeRecord], list[ProductGroup]]:
-    """One surrogate edge per (scope, kind) with one product; a group when there are more."""
+    """One surrogate edge per (scope, kind) with one product (unless a real ``produces`` edge,
+    one of ``produced``, already joins them); a group when there are more."""
     by_scope_kind: dict[tuple[str, Label], list[_Product]] = {}
     for product in products:
         if product.node.id in returned:
@@ -130,7 +134,7 @@ def _fold(
     for (scope_id, kind), members in by_scope_kind.items():
         child = members[0].via_child
         if len(members) == 1:
-            if (EdgeType.PRODUCES, scope_id, members[0].node.id) not in real:
+            if (scope_id, members[0].node.id) not in produced:
                 edges.append(_surrogate(scope_id, members[0].node.id, child))
             continue
         group = ProductGroup(

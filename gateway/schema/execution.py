@@ -11,7 +11,9 @@ most of its time. Here a field that
 
 is read and serialised in place; an object whose selected fields are all such fields is
 completed in one pass (a list item too), an interface's runtime type is found once per Python
-class, and a ``Paced`` list is completed in steps of ``PACE`` items without an async iterator.
+class, and a ``Paced`` list is completed in steps of ``PACE`` items without an async iterator;
+there, what completes an item (runtime type, selection, plans) is found once per class of its
+items, where graphql-core resolves the type and collects the selection again for each object.
 That is what the long path does, provided no extension acts on nested fields: every extension
 with a ``resolve`` hook must say so with ``RESOLVES_ROOT_FIELDS_ONLY = True`` (the observer passes
 nested fields straight through), else the short path is off for the whole request. Anything
@@ -28,11 +30,13 @@ from typing import TYPE_CHECKING, Any, Final
 
 from graphql import (
     GraphQLEnumType,
+    GraphQLID,
     GraphQLInterfaceType,
     GraphQLList,
     GraphQLNonNull,
     GraphQLObjectType,
     GraphQLSchema,
+    GraphQLString,
     Undefined,
     get_nullable_type,
     is_leaf_type,
@@ -52,9 +56,15 @@ if TYPE_CHECKING:
     from graphql import GraphQLLeafType, GraphQLResolveInfo
     from graphql.pyutils import Path
 
-# A plain leaf field, prepared once per (type, field): (attribute, coercion, non-null);
-# ``__typename`` is (None, the type's name, True).
-_Plan = tuple[str | None, Any, bool]
+# A plain leaf field, prepared once per (type, field): (attribute, coercion, non-null, whether
+# the coercion returns a ``str`` as it is: ``String`` and ``ID``); ``__typename`` is
+# (None, the type's name, True, False).
+_Plan = tuple[str | None, Any, bool, bool]
+# The selected leaves of an object: each plan with its response name first.
+_Plans = tuple[tuple[str, str | None, Any, bool, bool], ...]
+# What completes every item of one Python class in a list: its runtime type, its plans, and
+# whether ``is_type_of`` must still be asked of each item (see ``_class_decides``).
+_Shape = tuple[GraphQLObjectType, _Plans, bool]
 _LONG: Final = object()
 _TYPENAME = "__typename"
 _BACKREF = GraphQLCoreConverter.DEFINITION_BACKREF
@@ -88,7 +98,7 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
         self._lean = manager is None or all(
             resolves_root_fields_only(middleware) for middleware in manager.middlewares
         )
-        self._objects: dict[int, tuple[tuple[str, _Plan], ...] | None] = {}
+        self._objects: dict[int, _Plans | None] = {}
 
     def complete_abstract_value(
         self,
@@ -168,11 +178,22 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
     ) -> list[Any]:
         completed: list[Any] = []
         pending: list[int] = []
+        # The items of a list are mostly of a few classes, and what completes one (its
+        # runtime type, its selection, its plans) depends only on its class: found once.
+        shapes: dict[type, Any] = {}
         try:
             for index, item in enumerate(items):
                 if index and index % pacing.PACE == 0:
                     await _breathe(field_details_list, path)
-                value = self._plain_item(item_type, field_details_list, info, item)
+                value = _LONG
+                if getattr(item, TYPE_CAST_ATTRIBUTE, None) is None:  # else the long path
+                    shape = shapes.get(type(item), _LONG)
+                    if shape is _LONG:
+                        shape = shapes[type(item)] = self._item_shape(
+                            item_type, field_details_list, info, item
+                        )
+                    if shape is not None:
+                        value = self._shaped(shape, item, info)
                 if value is not _LONG:
                     completed.append(value)
                     continue
@@ -220,13 +241,14 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
             return_type, field_details_list, info, path, result, position_context
         )
 
-    def _plain_item(
+    def _item_shape(
         self, item_type: Any, field_details_list: Any, info: GraphQLResolveInfo[Any], item: Any
-    ) -> Any:
-        """A list item completed in one pass, or ``_LONG``: anything unusual (an error
-        included) is left to the long path, which handles it where graphql-core does."""
-        if item is None or isinstance(item, Exception):
-            return _LONG
+    ) -> _Shape | None:
+        """How the items of ``item``'s class (``item`` is not cast) are completed in one pass,
+        or ``None``: anything unusual (an error included) is left to the long path, which
+        handles it where graphql-core does."""
+        if item is None or isinstance(item, Exception) or not self._lean:
+            return None
         named = item_type.of_type if isinstance(item_type, GraphQLNonNull) else item_type
         try:
             if isinstance(named, GraphQLInterfaceType):
@@ -234,10 +256,30 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
             else:
                 runtime_type = named if isinstance(named, GraphQLObjectType) else None
             if runtime_type is None:
-                return _LONG
-            return self._plain_object(runtime_type, field_details_list, info, item)
+                return None
+            grouped_field_set, new_defer_usages, _ = self.collect_subfields(
+                runtime_type, field_details_list
+            )
+            plans = None if new_defer_usages else self._object_plan(runtime_type, grouped_field_set)
+        except Exception:
+            return None
+        if plans is None:
+            return None
+        if not _class_decides(runtime_type):
+            return runtime_type, plans, True
+        return (runtime_type, plans, False) if _is_own_type(runtime_type, item, info) else None
+
+    def _shaped(self, shape: _Shape, item: Any, info: GraphQLResolveInfo[Any]) -> Any:
+        """An item (not cast) completed by its class's shape, or ``_LONG``: what depends on
+        the object itself (``is_type_of`` unless the class decides it, each value) is asked
+        of every item."""
+        runtime_type, plans, ask_type = shape
+        try:
+            own = not ask_type or _is_own_type(runtime_type, item, info)
+            values = _leaves(plans, item) if own else None
         except Exception:
             return _LONG
+        return _LONG if values is None else values
 
     def _plain_object(
         self,
@@ -255,26 +297,11 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
         )
         if new_defer_usages:
             return _LONG
-        values = self._plain_leaves(return_type, result, grouped_field_set)
+        plans = self._object_plan(return_type, grouped_field_set)
+        values = None if plans is None else _leaves(plans, result)
         return _LONG if values is None else values
 
-    def _plain_leaves(
-        self, parent_type: GraphQLObjectType, source: Any, grouped_field_set: Any
-    ) -> dict[str, Any] | None:
-        plans = self._object_plan(parent_type, grouped_field_set)
-        if plans is None:
-            return None
-        values: dict[str, Any] = {}
-        for response_name, plan in plans:
-            value = _read(plan, source)
-            if value is _LONG:
-                return None
-            values[response_name] = value
-        return values
-
-    def _object_plan(
-        self, parent_type: GraphQLObjectType, grouped_field_set: Any
-    ) -> tuple[tuple[str, _Plan], ...] | None:
+    def _object_plan(self, parent_type: GraphQLObjectType, grouped_field_set: Any) -> _Plans | None:
         """The plans of a selection whose fields are all plain leaves, else ``None``; kept
         for the request (graphql-core keeps the selection alive as long)."""
         key = id(grouped_field_set)
@@ -286,7 +313,7 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
             if plan is None:
                 self._objects[key] = None
                 return None
-            plans.append((response_name, plan))
+            plans.append((response_name, *plan))
         found = self._objects[key] = tuple(plans)
         return found
 
@@ -338,12 +365,35 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
             return plan
 
 
+def _leaves(plans: _Plans, source: Any) -> dict[str, Any] | None:
+    """The values of an object's plain leaves, or ``None`` if one takes the long path; a
+    ``str`` of a ``String`` or an ``ID`` is taken as it is without a call (most leaves)."""
+    values: dict[str, Any] = {}
+    for response_name, attribute, coerce, non_null, keeps_str in plans:
+        if attribute is None:  # __typename
+            values[response_name] = coerce
+            continue
+        value = getattr(source, attribute, Undefined)
+        if not keeps_str or type(value) is not str:
+            value = _coerced(value, coerce, non_null)
+            if value is _LONG:
+                return None
+        values[response_name] = value
+    return values
+
+
 def _read(plan: _Plan, source: Any) -> Any:
     """A plain leaf's value as the long path completes it, or ``_LONG`` to take that path."""
-    attribute, coerce, non_null = plan
+    attribute, coerce, non_null, keeps_str = plan
     if attribute is None:  # __typename
         return coerce
     value = getattr(source, attribute, Undefined)
+    if keeps_str and type(value) is str:  # what ``String`` and ``ID`` make of a str
+        return value
+    return _coerced(value, coerce, non_null)
+
+
+def _coerced(value: Any, coerce: Callable[[Any], Any], non_null: bool) -> Any:
     if value is None and not non_null:
         return None
     if value is None or value is Undefined or isinstance(value, Exception):
@@ -365,7 +415,7 @@ async def _breathe(field_details_list: Any, path: Path) -> None:
 
 def _plan(parent_type: GraphQLObjectType, name: str) -> _Plan | None:
     if name == _TYPENAME:
-        return None, parent_type.name, True
+        return None, parent_type.name, True, False
     graphql_field = parent_type.fields.get(name)
     if (
         graphql_field is None
@@ -378,7 +428,9 @@ def _plan(parent_type: GraphQLObjectType, name: str) -> _Plan | None:
     if definition is None or not is_leaf_type(leaf):
         return None
     coerce = _memoised(leaf) if isinstance(leaf, GraphQLEnumType) else leaf.coerce_output_value
-    return definition.python_name, coerce, isinstance(graphql_field.type, GraphQLNonNull)
+    keeps_str = leaf is GraphQLString or leaf is GraphQLID
+    non_null = isinstance(graphql_field.type, GraphQLNonNull)
+    return definition.python_name, coerce, non_null, keeps_str
 
 
 def _memoised(enum: GraphQLLeafType) -> Callable[[Any], Any]:
@@ -405,6 +457,19 @@ def _resolved_by_class(interface: GraphQLInterfaceType, result: Any) -> bool:
         and isinstance(result, definition.origin)
         and has_object_definition(result)
         and not result.__strawberry_definition__.is_graphql_generic
+    )
+
+
+def _class_decides(object_type: GraphQLObjectType) -> bool:
+    """Whether ``is_type_of`` answers alike for every plain object of one class: it is
+    strawberry's own (the type declares none) for a type that is not generic, and that
+    one asks only ``isinstance`` of an object that is not cast (each item is checked)."""
+    definition = (object_type.extensions or {}).get(_BACKREF)
+    return object_type.is_type_of is None or (
+        definition is not None
+        and definition.is_type_of is None
+        and definition.concrete_of is None
+        and not definition.is_graphql_generic
     )
 
 

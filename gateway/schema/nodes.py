@@ -7,17 +7,24 @@ relationship fields go through the request's DataLoaders.
 from __future__ import annotations
 
 import dataclasses
+import math
 from datetime import datetime
-from typing import Any, ClassVar, Self
+from typing import TYPE_CHECKING, Any, ClassVar, Self
 
 import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
+from strawberry.types.base import get_object_definition
 
 from gateway.schema.context import GraphContext
 from gateway.schema.enums import EdgeType, NodeLabel
 from resolvers import records
 from resolvers.records import Direction, EdgeRecord, Label, NodeRecord, stored_time
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from gateway.schema.selection import Fields
 
 EXCERPT_LENGTH = 240
 _EXCERPT_FIELDS: dict[Label, tuple[str, ...]] = {
@@ -36,9 +43,48 @@ _BASE_FIELDS = frozenset(
 )
 
 
+class NonFinite(float):
+    """A ``NaN`` or infinite property value (JSON has none; an imported graph or Neo4j may
+    hold one). The response encoder refuses this type and falls back to ``json.dumps``, which
+    writes it as it always has (``NaN``, ``Infinity``), while every finite answer is encoded
+    by the faster msgspec (``gateway.http.app.GatewayGraphQL.encode_json``)."""
+
+
+def json_properties(props: Mapping[str, Any]) -> JSON:
+    """A copy of stored properties for a ``properties`` field, non-finite floats marked."""
+    copied = dict(props)
+    if not all(map(_finite, copied.values())):
+        copied = _marked(copied)
+    return JSON(copied)
+
+
+def _finite(value: Any) -> bool:
+    kind = type(value)
+    if kind is str or kind is int or kind is bool or value is None:
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(map(_finite, value.values()))
+    if isinstance(value, list | tuple):
+        return all(map(_finite, value))
+    return True
+
+
+def _marked(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return NonFinite(value)
+    if isinstance(value, dict):
+        return {name: _marked(item) for name, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_marked(item) for item in value]
+    return value
+
+
 def excerpt(record: NodeRecord) -> str:
+    props = record.props
     for name in _EXCERPT_FIELDS[record.label]:
-        value = record.get(name)
+        value = props.get(name)
         if value:
             return str(value)[:EXCERPT_LENGTH]
     return record.label.value
@@ -60,6 +106,34 @@ def _property_fields(cls: type) -> tuple[tuple[str, bool], ...]:
     return names
 
 
+# What ``from_record`` fills besides the base fields, per type and attributes read:
+# (excerpt, properties, the label's properties with whether each holds a time, seq).
+_Conversion = tuple[bool, bool, tuple[tuple[str, bool], ...], bool]
+
+
+_CONVERSIONS: dict[tuple[type, Fields], _Conversion] = {}
+# The selections are the clients' to choose: the table is emptied when it holds this many.
+_MAX_CONVERSIONS = 1024
+
+
+def _conversion(cls: type[GraphNode], fields: Fields) -> _Conversion:
+    key = (cls, fields)
+    found = _CONVERSIONS.get(key)
+    if found is None:
+        if len(_CONVERSIONS) >= _MAX_CONVERSIONS:
+            _CONVERSIONS.clear()
+        wanted = _BASE_FIELDS | {"seq"} | {name for name, _ in _property_fields(cls)}
+        if fields is not None:
+            wanted &= fields
+        found = _CONVERSIONS[key] = (
+            "excerpt" in wanted,
+            "properties" in wanted,
+            tuple(entry for entry in _property_fields(cls) if entry[0] in wanted),
+            cls.HAS_SEQ and "seq" in wanted,
+        )
+    return found
+
+
 @strawberry.interface(description="A node of the provenance graph.")
 class GraphNode:
     id: strawberry.ID = strawberry.field(description="Global id: `<Label>:<key>`.")
@@ -74,23 +148,32 @@ class GraphNode:
     HAS_SEQ: ClassVar[bool] = False
 
     @classmethod
-    def from_record(cls, record: NodeRecord) -> Self:
+    def from_record(cls, record: NodeRecord, fields: Fields = None) -> Self:
+        """The node of ``record``; with ``fields`` (``gateway.schema.selection``) only the
+        attributes named there are filled besides ``id``, ``key``, ``label``, ``session_id``
+        and ``created_at``. A property left out keeps its class default (``None``), the
+        excerpt and ``properties`` are absent: what no selection reads is never computed."""
+        with_excerpt, with_properties, properties, with_seq = _conversion(cls, fields)
         props = record.props
-        values: dict[str, Any] = {
-            "id": strawberry.ID(record.id),
-            "key": record.key,
-            "label": NodeLabel.from_domain(record.label),
-            "session_id": record.session_id,
-            "created_at": record.created_at,
-            "excerpt": excerpt(record),
-            "properties": JSON(dict(props)),
-        }
-        for name, is_time in _property_fields(cls):
+        # The dataclass ``__init__`` would insist on every field: the attributes are set as
+        # it sets them, those left out fall back to the class defaults.
+        node = cls.__new__(cls)
+        values: dict[str, Any] = node.__dict__
+        values["id"] = record.id  # an ID is a str: no call to ``strawberry.ID`` per node
+        values["key"] = record.key
+        values["label"] = NodeLabel.from_domain(record.label)
+        values["session_id"] = record.session_id
+        values["created_at"] = record.created_at
+        if with_excerpt:
+            values["excerpt"] = excerpt(record)
+        if with_properties:
+            values["properties"] = json_properties(props)
+        for name, is_time in properties:
             raw = props.get(name)
             values[name] = stored_time(raw) if is_time else raw
-        if cls.HAS_SEQ:
+        if with_seq:
             values["seq"] = record.seq
-        return cls(**values)
+        return node
 
     @classmethod
     async def resolve_reference(
@@ -356,8 +439,11 @@ NODE_TYPES: dict[Label, type[GraphNode]] = {
 }
 
 
-def to_node(record: NodeRecord) -> GraphNode:
-    return NODE_TYPES[record.label].from_record(record)
+def to_node(record: NodeRecord, fields: Fields = None) -> GraphNode:
+    return NODE_TYPES[record.label].from_record(record, fields)
+
+
+NODE_TYPE_NAMES = tuple(get_object_definition(cls, strict=True).name for cls in NODE_TYPES.values())
 
 
 @strawberry.type(description="A directed edge between two nodes (ids are global ids).")
@@ -368,10 +454,16 @@ class GraphEdge:
     properties: JSON
 
     @classmethod
-    def from_record(cls, edge: EdgeRecord) -> GraphEdge:
-        return cls(
-            type=EdgeType.from_domain(edge.type),
-            source=strawberry.ID(edge.source),
-            target=strawberry.ID(edge.target),
-            properties=JSON(dict(edge.props)),
-        )
+    def from_record(cls, edge: EdgeRecord, fields: Fields = None) -> GraphEdge:
+        """The edge of ``edge``; ``properties`` only if ``fields`` is ``None`` or names it."""
+        found = cls.__new__(cls)
+        attributes = found.__dict__
+        attributes["type"] = EdgeType.from_domain(edge.type)
+        attributes["source"] = edge.source  # IDs are str
+        attributes["target"] = edge.target
+        if fields is None or "properties" in fields:
+            attributes["properties"] = json_properties(edge.props)
+        return found
+
+
+EDGE_TYPE_NAMES = (get_object_definition(GraphEdge, strict=True).name,)

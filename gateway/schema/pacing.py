@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import asyncio
 from contextvars import ContextVar
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from resolvers.errors import QueryLimitExceededError
 
@@ -22,9 +22,11 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 S = TypeVar("S")
 
-# Items completed between two yields: a node with a full selection costs ~0.2 ms to convert and
-# complete, so a step stays within a few milliseconds.
-PACE = 16
+# Items completed between two yields. The explorer's selection (seven node fields, properties
+# included) costs 6-8 µs an item to convert and complete (on 2 shared cores at load 5), so a
+# step of 64 stays under a millisecond; every yield is a turn of the event loop, which a
+# 500-node subgraph paid ~150 times at 16.
+PACE = 64
 
 DEADLINE: ContextVar[float | None] = ContextVar("query_deadline", default=None)
 
@@ -51,11 +53,12 @@ async def breathe() -> None:
         raise QueryLimitExceededError(OVER_BUDGET)
 
 
-async def paced_map(convert: Callable[[S], T], items: Iterable[S]) -> Paced[T]:
-    """``[convert(item) for item in items]``, yielding to the loop every ``PACE`` items."""
+async def paced_map(convert: Callable[..., T], items: Iterable[S], *args: Any) -> Paced[T]:
+    """``[convert(item, *args) for item in items]``, yielding to the loop every ``PACE``
+    items."""
     converted: Paced[T] = Paced()
     for index, item in enumerate(items):
         if index and index % PACE == 0:
             await breathe()
-        converted.append(convert(item))
+        converted.append(convert(item, *args))
     return converted

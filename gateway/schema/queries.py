@@ -9,7 +9,7 @@ from strawberry.types import Info
 
 from gateway.schema.context import GraphContext
 from gateway.schema.enums import ChainKind, EdgeType, MatchMode, NodeLabel
-from gateway.schema.nodes import to_node
+from gateway.schema.nodes import EDGE_TYPE_NAMES, NODE_TYPE_NAMES, to_node
 from gateway.schema.results import (
     ArtifactProvenancePayload,
     ArtifactProvenanceResult,
@@ -26,6 +26,7 @@ from gateway.schema.results import (
     Subgraph,
     SubgraphResult,
 )
+from gateway.schema.selection import Fields, read_fields
 from gateway.schema.session import Session, SessionResult, edge_list, node_list
 from resolvers import artifacts, chains, provenance, resolve, search, sessions, subgraph
 
@@ -37,6 +38,14 @@ Ctx = Info[GraphContext, None]
 
 def _labels(labels: list[NodeLabel] | None) -> list[Label] | None:
     return [label.to_domain() for label in labels] if labels else None
+
+
+def _subgraph_fields(info: Ctx) -> tuple[Fields, Fields]:
+    """What the request reads of a ``Subgraph``'s nodes and edges."""
+    return (
+        read_fields(info, "nodes", NODE_TYPE_NAMES),
+        read_fields(info, "edges", EDGE_TYPE_NAMES),
+    )
 
 
 @strawberry.type
@@ -70,7 +79,7 @@ class GraphQuery:
             first=first,
             fold=fold is not False,
         )
-        return await Subgraph.from_session_graph(graph)
+        return await Subgraph.from_session_graph(graph, *_subgraph_fields(info))
 
     @strawberry.field(description="Term search over the nodes' text, best matches first.")
     async def search_nodes(
@@ -191,12 +200,12 @@ class GraphQuery:
         self, info: Ctx, scope_task_id: str, session_id: str
     ) -> SubgraphResult:
         found = await subgraph.scope_expansion(info.context.store, scope_task_id, session_id)
-        return Subgraph.from_record(found)
+        return Subgraph.from_record(found, *_subgraph_fields(info))
 
     @strawberry.field(description="Unfold one folded product group of the subgraph.")
     async def group_expansion(self, info: Ctx, group_id: str, session_id: str) -> SubgraphResult:
         found = await subgraph.group_expansion(info.context.store, group_id, session_id)
-        return Subgraph.from_record(found)
+        return Subgraph.from_record(found, *_subgraph_fields(info))
 
     @strawberry.field(description="One artifact version, the code that wrote it and its inputs.")
     async def artifact_provenance(

@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from gateway.runtime.state import HealthReport
+    from gateway.schema.selection import Fields
     from resolvers.artifacts import ArtifactProvenance
     from resolvers.cleanup import CleanupCounts
     from resolvers.declare import Chip, ClaimResult, EvidenceResult
@@ -110,22 +111,25 @@ class Subgraph:
     truncated: bool
 
     @classmethod
-    async def from_session_graph(cls, graph: SessionGraph) -> Subgraph:
+    async def from_session_graph(
+        cls, graph: SessionGraph, nodes: Fields = None, edges: Fields = None
+    ) -> Subgraph:
+        """``nodes``, ``edges``: the attributes the request reads of each (``selection``)."""
         return cls(
             # Up to 5,000 nodes: converted in steps too, not only serialised in steps.
-            nodes=await paced_map(to_node, graph.nodes),
-            edges=await paced_map(GraphEdge.from_record, graph.edges),
+            nodes=await paced_map(to_node, graph.nodes, nodes),
+            edges=await paced_map(GraphEdge.from_record, graph.edges, edges),
             groups=[ProductGroupPayload.from_record(group) for group in graph.groups],
             total=graph.total,
             truncated=graph.truncated,
         )
 
     @classmethod
-    def from_record(cls, found: GraphSlice) -> Subgraph:
+    def from_record(cls, found: GraphSlice, nodes: Fields = None, edges: Fields = None) -> Subgraph:
         """A slice without folded groups (a scope's or a group's expansion)."""
         return cls(
-            nodes=[to_node(node) for node in found.nodes],
-            edges=[GraphEdge.from_record(edge) for edge in found.edges],
+            nodes=[to_node(node, nodes) for node in found.nodes],
+            edges=[GraphEdge.from_record(edge, edges) for edge in found.edges],
             groups=[],
             total=found.total,
             truncated=found.truncated,

@@ -222,3 +222,101 @@ async def test_an_extension_that_acts_on_root_fields_only_is_not_called_for_nest
     assert errors == []
     assert data == {"things": [{"name": "a"}, {"name": "b"}]}
     assert CountRootFields.calls == ["things"]
+
+
+# --- a paced list of several classes: what is found once per class, and what is not ------------
+
+
+@strawberry.interface
+class Animal:
+    name: str
+    sound: str | None = None
+
+
+@strawberry.type
+class Dog(Animal):
+    pass
+
+
+@strawberry.type
+class Cat(Animal):
+    lives: int = 9
+
+
+@strawberry.type
+class Picky:
+    name: str
+
+    @classmethod
+    def is_type_of(cls, obj: Any, _info: Any) -> bool:
+        return isinstance(obj, cls) and obj.name != "reject"
+
+
+class Loud(str):
+    """A str of a subclass: ``String`` takes it as it is, but not by the short cut for str."""
+
+
+ANIMALS: list[Any] = []
+PICKY: list[Picky] = []
+
+
+@strawberry.type
+class Zoo:
+    @strawberry.field
+    def animals(self) -> list[Animal]:
+        return Paced(ANIMALS)
+
+    @strawberry.field
+    def picky(self) -> list[Picky]:
+        return Paced(PICKY)
+
+
+def zoo(*, lean: bool) -> strawberry.Schema:
+    return strawberry.Schema(
+        query=Zoo,
+        types=[Dog, Cat],
+        execution_context_class=LeanExecution if lean else StrawberryGraphQLCoreExecutionContext,
+    )
+
+
+def mimic() -> Dog:
+    """A Dog cast to a Cat: its class says Dog, the cast says Cat."""
+    dog = Dog(name="mimic")
+    dog.lives = 1  # type: ignore[attr-defined]
+    return strawberry.cast(Cat, dog)
+
+
+async def test_a_paced_list_of_several_classes_answers_as_in_the_stock_executor() -> None:
+    ANIMALS[:] = [
+        Dog(name="rex", sound="woof"),
+        Cat(name="tom", sound=5),  # type: ignore[arg-type]  # an int in a String field
+        Dog(name=Loud("max")),
+        mimic(),
+        Cat(name="kit", lives=3),
+    ]
+    document = "{ animals { __typename name sound ... on Cat { lives } } }"
+
+    lean = await answers(zoo(lean=True), document)
+    stock = await answers(zoo(lean=False), document)
+
+    assert lean == stock
+    assert lean[1] == []
+    assert lean[0]["animals"][3] == {
+        "__typename": "Cat",
+        "name": "mimic",
+        "sound": None,
+        "lives": 1,
+    }
+    assert lean[0]["animals"][1]["sound"] == "5"
+
+
+async def test_a_type_of_its_own_is_asked_of_every_item_of_a_paced_list() -> None:
+    PICKY[:] = [Picky(name="a"), Picky(name="reject"), Picky(name="b")]
+    document = "{ picky { name } }"
+
+    lean = await answers(zoo(lean=True), document)
+    stock = await answers(zoo(lean=False), document)
+
+    assert lean == stock
+    assert lean[0] is None
+    assert [path for _, path in lean[1]] == [["picky", 1]]
