@@ -251,10 +251,12 @@ async def one_session_ingest(
 
 
 async def stored_ids(driver: neo4j.AsyncDriver, session_id: str) -> list[str]:
-    """The ids of the session's stored nodes, one entry per stored node."""
+    """The ids of the session's stored graph nodes, one entry per stored node (its change-feed
+    entries carry the session too, but no id)."""
     async with driver.session() as session:
         result = await session.run(
-            "MATCH (n {session_id: $session}) RETURN n.id AS id", session=session_id
+            "MATCH (n {session_id: $session}) WHERE n.id IS NOT NULL RETURN n.id AS id",
+            session=session_id,
         )
         return [record["id"] async for record in result]
 
