@@ -6,15 +6,8 @@ resident memory does not grow with the graph.
 
 Guarantees, and how:
 
-* durable before acknowledged: ``COMMIT`` writes a group's frames to the write-ahead log and
-  the store then fsyncs the log (and, for a new log file, the directory) before
-  ``transaction()`` returns. The fsync runs on a thread of its own *after* the write lock is
-  released (``synchronous = NORMAL``: SQLite itself syncs only around checkpoints), so the next
-  group is built while it runs, as the log engine builds the next commit while its last one is
-  being fsynced; a read may see a group that is not acknowledged yet (as with the log engine).
-  A failed fsync fails its group and every group committed before it was known, and the store
-  refuses writes from then on (``ping`` says why): what the disk kept is known only after a
-  restart;
+* durable before acknowledged: ``synchronous = FULL`` (``fsync`` on), so ``COMMIT`` fsyncs the
+  write-ahead log before ``transaction()`` returns;
 * torn tails: SQLite's WAL recovery drops a frame set that was not completely written;
 * one writer across processes: the directory's ``LOCK`` (``gateway.stores.file.lock``, the same
   lock the log engine takes) is held for as long as the store is open; inside the process one
@@ -35,9 +28,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
-import os
 import sqlite3
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
@@ -86,21 +77,9 @@ class SqliteStore(Reads):
     backend = Backend.FILE
 
     def __init__(
-        self,
-        directory: Path,
-        lock: DirectoryLock,
-        writer: Worker,
-        reader: Worker,
-        point: Worker,
-        *,
-        fsync: bool = True,
+        self, directory: Path, lock: DirectoryLock, writer: Worker, reader: Worker, point: Worker
     ) -> None:
         self.directory = directory
-        self._fsync = fsync
-        self._syncer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sqlite-sync")
-        self._synced_log: tuple[int, int] | None = None  # (device, inode) of the log last synced
-        self._syncing: asyncio.Future[None] | None = None  # the latest fsync
-        self._sync_failure: str | None = None  # set for good by a failed fsync
         self._lock = lock
         self._writer = writer
         self._db = reader
@@ -123,8 +102,7 @@ class SqliteStore(Reads):
         try:
             await asyncio.to_thread(migrate_file_log, directory, fsync=fsync)
             path = directory / DATABASE_NAME
-            # NORMAL: SQLite syncs around checkpoints; the store fsyncs each commit (_confirm).
-            synchronous = "NORMAL" if fsync else "OFF"
+            synchronous = "FULL" if fsync else "OFF"
             writer = Worker(
                 path,
                 name="sqlite-writer",
@@ -150,7 +128,7 @@ class SqliteStore(Reads):
         except BaseException:
             lock.release()
             raise
-        store = cls(directory, lock, writer, *readers, fsync=fsync)
+        store = cls(directory, lock, writer, *readers)
         store._watching = asyncio.create_task(store._watch.run())
         return store
 
@@ -164,11 +142,6 @@ class SqliteStore(Reads):
         all, and nothing of any of them is kept."""
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
-        if self._sync_failure is not None:
-            raise StoreWriteError(
-                f"The write was refused: {self._sync_failure}; reopen the store to go on.",
-                backend=Backend.FILE.value,
-            )
         self._queued += 1
         try:
             await self._write_lock.acquire()
@@ -229,62 +202,12 @@ class SqliteStore(Reads):
 
     async def _commit(self, group: _Group) -> None:
         try:
-            committed = await self._settle(group)
+            await self._settle(group)
         finally:
             self._write_lock.release()
-        if committed:
-            await self._confirm(group)
 
-    async def _confirm(self, group: _Group) -> None:
-        """Fsync the write-ahead log ``group`` was committed to, then acknowledge it. The
-        fsyncs run one after another on their own thread, each started after its group's
-        ``COMMIT`` returned: one that succeeds covers every frame written before it began."""
-        try:
-            if self._fsync:
-                loop = asyncio.get_running_loop()
-                self._syncing = syncing = loop.run_in_executor(self._syncer, self._sync_log)
-                await syncing
-            if self._sync_failure is not None:
-                # A group committed before an earlier fsync failed: its frames may be lost.
-                raise OSError(errno.EIO, "an earlier fsync failed")
-        except OSError as exc:
-            if self._sync_failure is None:
-                self._sync_failure = disk_fault(exc.errno or errno.EIO)
-                logger.warning("an fsync of the write-ahead log failed: %s", exc)
-            group.durable.set_exception(
-                StoreWriteError(
-                    f"The write could not be made durable: {self._sync_failure}; it may or may "
-                    "not have been kept.",
-                    backend=Backend.FILE.value,
-                )
-            )
-            group.durable.exception()
-            return
-        self._write_failure = None
-        group.durable.set_result(None)
-
-    def _sync_log(self) -> None:
-        """Fsync the write-ahead log (and the directory, the first time a log file is synced)."""
-        try:
-            fd = os.open(self.directory / f"{DATABASE_NAME}-wal", os.O_RDONLY)
-        except FileNotFoundError:
-            return  # nothing committed since SQLite last synced and removed it
-        try:
-            os.fsync(fd)
-            status = os.fstat(fd)
-        finally:
-            os.close(fd)
-        identity = (status.st_dev, status.st_ino)
-        if identity != self._synced_log:
-            directory = os.open(self.directory, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
-            self._synced_log = identity
-
-    async def _settle(self, group: _Group) -> bool:
-        """Commit ``group`` (the write lock held); False (and its members told) if it failed."""
+    async def _settle(self, group: _Group) -> None:
+        """Commit ``group`` (the write lock held) and tell its members how it went."""
         try:
             if group.lost is not None:
                 raise StoreWriteError(
@@ -301,12 +224,13 @@ class SqliteStore(Reads):
             logger.warning("rolled back %d write(s): %s", group.members, exc.__cause__ or exc)
             group.durable.set_exception(exc)
             group.durable.exception()  # retrieved: a group may have no member left to wait
-            return False
         except BaseException as exc:
             group.durable.set_exception(exc)
             group.durable.exception()
             raise
-        return True
+        else:
+            self._write_failure = None
+            group.durable.set_result(None)
 
     def _write_error(self, exc: sqlite3.Error) -> Exception:
         """``StoreWriteError`` for a fault of the disk; ``exc`` itself for anything else."""
@@ -322,8 +246,7 @@ class SqliteStore(Reads):
     async def ping(self) -> None:
         """Raise ``StoreUnavailableError`` while writes cannot be made durable (the last one
         failed, or the directory is gone, read-only or on a full disk)."""
-        problem = self._watch.problem or self._sync_failure or self._write_failure
-        check_durable(closed=self._closed, problem=problem)
+        check_durable(closed=self._closed, problem=self._watch.problem or self._write_failure)
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""
@@ -349,12 +272,8 @@ class SqliteStore(Reads):
             await asyncio.gather(self._watching, return_exceptions=True)
         async with self._write_lock:  # a commit in flight holds it until it is done
             group, self._group = self._group, None
-            if group is not None and await self._settle(group):
-                # Handed to this close by a member that gave up waiting.
-                await self._confirm(group)
-            if self._syncing is not None:
-                await asyncio.gather(self._syncing, return_exceptions=True)
-            self._syncer.shutdown(wait=True)
+            if group is not None:  # handed to this close by a member that gave up waiting
+                await self._settle(group)
             await self._db.aclose()
             await self._point.aclose()
             await self._writer.aclose()

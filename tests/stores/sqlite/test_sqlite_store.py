@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import errno
 import os
 import random
 import shutil
 import sqlite3
 import subprocess
 import sys
-import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -310,65 +308,6 @@ async def test_a_refused_commit_fails_every_member_and_keeps_nothing(
     assert all(isinstance(result, StoreWriteError) for result in results), results
     assert after == before
     assert call_id("e40") in (await contents(store))[0]
-
-
-async def test_a_write_is_acknowledged_only_once_its_log_is_fsynced(
-    store: SqliteStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    await goal(store)
-    started, release = threading.Event(), threading.Event()
-    fsync = os.fsync
-
-    def held_fsync(fd: int) -> None:
-        started.set()
-        release.wait(10)
-        fsync(fd)
-
-    monkeypatch.setattr(os, "fsync", held_fsync)
-    writing = asyncio.ensure_future(executions(store, 10))
-    assert await asyncio.to_thread(started.wait, 10)
-    await asyncio.sleep(0.1)
-    waiting = not writing.done()
-    release.set()
-    await writing
-
-    assert waiting
-    assert call_id("e10") in (await contents(store))[0]
-
-
-async def test_a_failed_fsync_fails_its_writes_and_refuses_later_ones(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    store = await SqliteStore.open(tmp_path)
-    try:
-        await goal(store)
-
-        def failing(fd: int) -> None:
-            raise OSError(errno.EIO, "Input/output error")
-
-        monkeypatch.setattr(os, "fsync", failing)
-        results = await asyncio.gather(
-            *(executions(store, at) for at in (10, 20)), return_exceptions=True
-        )
-        monkeypatch.undo()
-        with pytest.raises(StoreUnavailableError, match="I/O error"):
-            await store.ping()
-        with pytest.raises(StoreWriteError, match="reopen the store"):
-            await executions(store, 30)
-    finally:
-        await store.aclose()
-    again = await SqliteStore.open(tmp_path)
-    try:
-        await executions(again, 40)
-        await again.ping()
-        stored = (await contents(again))[0]
-    finally:
-        await again.aclose()
-
-    assert all(isinstance(result, StoreWriteError) for result in results), results
-    assert all("may or may not have been kept" in str(result) for result in results)
-    assert call_id("e30") not in stored
-    assert call_id("e40") in stored
 
 
 # --- a really full disk ---------------------------------------------------------------------
