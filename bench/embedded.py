@@ -272,7 +272,7 @@ def table(results: dict[str, Any]) -> str:
         lines.append(
             f"\n{s:,}: {built['nodes']:,} nodes, {built['events']:,} events, preload "
             f"{built['preload_s']:.0f} s, migration {built['migrate_s']:.1f} s, "
-            f"`tp53` hits {built['sqlite'].get('common_term_hits', 0):,}, disk: log "
+            f"`tp53` hits {built['sqlite'].get('common_term_hits', '-')}, disk: log "
             f"{built['disk_log_b'] / 2**20:,.0f} MiB, SQLite "
             f"{built['disk_sqlite_b'] / 2**20:,.0f} MiB"
         )
