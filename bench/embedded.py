@@ -14,6 +14,10 @@ interpreter (``python -m bench.embedded measure ENGINE DIR``), the other one idl
 * ingest with fsync on: 16 concurrent callers each applying a fresh session's events.
 
 Prints a Markdown table and writes every number to ``<workdir>/embedded.json``.
+
+``--only ingest`` measures ingest alone (each engine on a fresh copy of its directory, the
+engines alternating ``--repeat`` times); ``--keep`` leaves the preloaded directories in the
+work directory and ``--workdir`` with them already there reuses them instead of preloading.
 """
 
 from __future__ import annotations
@@ -64,6 +68,23 @@ async def _timed(rounds: int, call: Callable[[], Awaitable[object]]) -> float:
         await call()
         samples.append(time.perf_counter() - started)
     return statistics.median(samples) * 1000
+
+
+async def _ingest(store: GraphStore) -> float:
+    """Events per second of ``INGEST_CALLERS`` concurrent callers, each a fresh session."""
+    fresh = [generate_session(SEED, 10_000_000 + index) for index in range(INGEST_CALLERS)]
+    started = time.perf_counter()
+    counts = await asyncio.gather(*(apply_session(store, s) for s in fresh))
+    return sum(counts) / (time.perf_counter() - started)
+
+
+async def _measure_ingest(engine: str, directory: Path) -> dict[str, Any]:
+    store = await ENGINES[engine](directory, fsync=True)
+    try:
+        nodes = await store.count_nodes()
+        return {"nodes": nodes, "ingest_events_per_s": await _ingest(store)}
+    finally:
+        await store.aclose()
 
 
 async def _measure(engine: str, directory: Path, rounds: int) -> dict[str, Any]:
@@ -118,16 +139,14 @@ async def _measure(engine: str, directory: Path, rounds: int) -> dict[str, Any]:
         )
         gc.collect()
         result["rss_per_node_b"] = (rss_of() - before) / result["nodes"]
-        fresh = [generate_session(SEED, 10_000_000 + index) for index in range(INGEST_CALLERS)]
-        started = time.perf_counter()
-        counts = await asyncio.gather(*(apply_session(store, s) for s in fresh))
-        result["ingest_events_per_s"] = sum(counts) / (time.perf_counter() - started)
+        result["ingest_events_per_s"] = await _ingest(store)
     finally:
         await store.aclose()
     return result
 
 
 def _measure_in_child(engine: str, directory: Path, rounds: int) -> dict[str, Any]:
+    """``rounds`` 0: ingest only."""
     completed = subprocess.run(
         [sys.executable, "-m", "bench.embedded", "measure", engine, str(directory), str(rounds)],
         capture_output=True,
@@ -161,26 +180,67 @@ def _disk(directory: Path) -> int:
     return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
 
 
-def run(sizes: list[int], workdir: Path, rounds: int) -> dict[str, Any]:
+def _prepare(workdir: Path, size: int) -> tuple[Path, Path, dict[str, Any]]:
+    """The preloaded directories of ``size`` (built unless ``workdir`` has them already)."""
+    log_dir = workdir / f"log-{size}"
+    sqlite_dir = workdir / f"sqlite-{size}"
+    info = workdir / f"built-{size}.json"
+    if info.exists() and log_dir.is_dir() and sqlite_dir.is_dir():
+        print(f"reusing {log_dir} and {sqlite_dir}", file=sys.stderr)
+        return log_dir, sqlite_dir, dict(json.loads(info.read_text()))
+    for leftover in (log_dir, sqlite_dir):
+        shutil.rmtree(leftover, ignore_errors=True)
+    built = asyncio.run(_build(log_dir, size))
+    print(f"built {size}: {built}", file=sys.stderr)
+    shutil.copytree(log_dir, sqlite_dir)
+    built["migrate_s"] = asyncio.run(_migrate(sqlite_dir))
+    built["disk_log_b"] = _disk(log_dir)
+    built["disk_sqlite_b"] = sum(p.stat().st_size for p in sqlite_dir.glob("graph.sqlite3*"))
+    shutil.rmtree(sqlite_dir / "migrated-from-log")
+    print(f"migrated {size}: {built['migrate_s']:.1f} s", file=sys.stderr)
+    info.write_text(json.dumps(built))
+    return log_dir, sqlite_dir, built
+
+
+def _on_copy(directory: Path, measure: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
+    """``measure`` of a fresh copy of ``directory`` (ingest adds sessions to what it opens)."""
+    copy = directory.with_name(directory.name + "-measured")
+    shutil.rmtree(copy, ignore_errors=True)
+    shutil.copytree(directory, copy)
+    try:
+        return measure(copy)
+    finally:
+        shutil.rmtree(copy)
+
+
+def run(
+    sizes: list[int], workdir: Path, rounds: int, *, only_ingest: bool, repeat: int, keep: bool
+) -> dict[str, Any]:
     results: dict[str, Any] = {"load_before": os.getloadavg(), "sizes": {}}
     for size in sizes:
-        log_dir = workdir / f"log-{size}"
-        sqlite_dir = workdir / f"sqlite-{size}"
-        built = asyncio.run(_build(log_dir, size))
-        print(f"built {size}: {built}", file=sys.stderr)
-        shutil.copytree(log_dir, sqlite_dir)
-        built["migrate_s"] = asyncio.run(_migrate(sqlite_dir))
-        built["disk_log_b"] = _disk(log_dir)
-        built["disk_sqlite_b"] = sum(p.stat().st_size for p in sqlite_dir.glob("graph.sqlite3*"))
-        shutil.rmtree(sqlite_dir / "migrated-from-log")
-        print(f"migrated {size}: {built['migrate_s']:.1f} s", file=sys.stderr)
-        built["log"] = _measure_in_child("log", log_dir, rounds)
-        print(f"log {size}: {built['log']}", file=sys.stderr)
-        built["sqlite"] = _measure_in_child("sqlite", sqlite_dir, rounds)
-        print(f"sqlite {size}: {built['sqlite']}", file=sys.stderr)
+        log_dir, sqlite_dir, built = _prepare(workdir, size)
+        dirs = {"log": log_dir, "sqlite": sqlite_dir}
+        for number in range(repeat):
+            for engine in ("log", "sqlite"):
+                measured = _on_copy(
+                    dirs[engine],
+                    lambda d, e=engine: _measure_in_child(e, d, 0 if only_ingest else rounds),
+                )
+                measured["load_1min"] = os.getloadavg()[0]
+                built.setdefault("runs", {}).setdefault(engine, []).append(measured)
+                print(f"{engine} {size} #{number + 1}: {measured}", file=sys.stderr)
+        for engine, runs in built["runs"].items():
+            built[engine] = {
+                key: statistics.median(run[key] for run in runs)
+                if isinstance(runs[0][key], float)
+                else runs[0][key]
+                for key in runs[0]
+            }
         results["sizes"][size] = built
-        shutil.rmtree(log_dir)
-        shutil.rmtree(sqlite_dir)
+        if not keep:
+            shutil.rmtree(log_dir)
+            shutil.rmtree(sqlite_dir)
+            (workdir / f"built-{size}.json").unlink()
     results["load_after"] = os.getloadavg()
     return results
 
@@ -204,32 +264,55 @@ def table(results: dict[str, Any]) -> str:
     header = "| | " + " | ".join(f"{s:,} log | {s:,} sqlite" for s in sizes) + " |"
     lines = [header, "|---" * (1 + 2 * len(sizes)) + "|"]
     for name, key, form in ROWS:
+        if any(key not in sizes[s][e] for s in sizes for e in ("log", "sqlite")):
+            continue
         cells = [form.format(sizes[s][e][key]) for s in sizes for e in ("log", "sqlite")]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for s, built in sizes.items():
         lines.append(
             f"\n{s:,}: {built['nodes']:,} nodes, {built['events']:,} events, preload "
             f"{built['preload_s']:.0f} s, migration {built['migrate_s']:.1f} s, "
-            f"`tp53` hits {built['sqlite']['common_term_hits']:,}, disk: log "
+            f"`tp53` hits {built['sqlite'].get('common_term_hits', '-')}, disk: log "
             f"{built['disk_log_b'] / 2**20:,.0f} MiB, SQLite "
             f"{built['disk_sqlite_b'] / 2**20:,.0f} MiB"
         )
+        for engine, runs in built["runs"].items():
+            each = ", ".join(
+                f"{run['ingest_events_per_s']:,.0f} (load {run['load_1min']:.1f})" for run in runs
+            )
+            lines.append(f"{s:,} {engine} ingest, each run: {each}")
     return "\n".join(lines)
 
 
 def main() -> None:
     if sys.argv[1:2] == ["measure"]:
         engine, directory, rounds = sys.argv[2], Path(sys.argv[3]), int(sys.argv[4])
-        print(json.dumps(asyncio.run(_measure(engine, directory, rounds))))
+        if rounds == 0:
+            print(json.dumps(asyncio.run(_measure_ingest(engine, directory))))
+        else:
+            print(json.dumps(asyncio.run(_measure(engine, directory, rounds))))
         return
     parser = argparse.ArgumentParser(prog="python -m bench.embedded")
     parser.add_argument("--nodes", default="100000,300000", help="comma-separated store sizes")
     parser.add_argument("--rounds", type=int, default=100)
-    parser.add_argument("--workdir", type=Path, default=None)
+    parser.add_argument(
+        "--workdir", type=Path, default=None, help="reuses the preloaded directories in it"
+    )
+    parser.add_argument("--only", choices=["ingest"], default=None, help="measure only this")
+    parser.add_argument("--repeat", type=int, default=1, help="measurements of each engine")
+    parser.add_argument("--keep", action="store_true", help="keep the preloaded directories")
     arguments = parser.parse_args()
     sizes = [int(value) for value in arguments.nodes.split(",")]
     workdir = arguments.workdir or Path(tempfile.mkdtemp(prefix="bench-embedded-"))
-    results = run(sizes, workdir, arguments.rounds)
+    workdir.mkdir(parents=True, exist_ok=True)
+    results = run(
+        sizes,
+        workdir,
+        arguments.rounds,
+        only_ingest=arguments.only == "ingest",
+        repeat=arguments.repeat,
+        keep=arguments.keep,
+    )
     (workdir / "embedded.json").write_text(json.dumps(results, indent=2))
     print(table(results))
     print(f"\nload average before {results['load_before']}, after {results['load_after']}")

@@ -119,7 +119,7 @@ def _load_records(db: sqlite3.Connection, captured: Captured, total: int) -> Non
             ((rid, *node_values(node)) for rid, node in enumerate(batch, start + 1)),
         )
         db.executemany(
-            "INSERT INTO loaded_terms VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO loaded_terms VALUES (?, ?, ?, ?, ?)",
             (row for rid, node in enumerate(batch, start + 1) for row in term_rows(node, rid)),
         )
         sessions.update((node.id, node.session_id) for node in batch)

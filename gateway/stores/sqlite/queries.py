@@ -223,27 +223,35 @@ def chain_before(
 def _matches(
     terms: Sequence[str], session_id: str | None, labels: Sequence[Label] | None
 ) -> tuple[str, list[Any]]:
-    """SQL of ``(nid, term number, best rank)`` for every (node, term) that matches."""
+    """SQL of ``(nid, term number, best rank, newer)`` for every (node, term) that matches.
+
+    Across sessions, a term's rows are one range of the index by token; in one session, the
+    session's live nodes are read from ``nodes_session`` and each one's rows that match from
+    the index by node (``terms_node``), so the cost is the session's size, not the store's."""
     parts, arguments = [], []
     for number, term in enumerate(dict.fromkeys(terms)):
         end = prefix_end(term)
-        where = "token >= ?" + ("" if end is None else " AND token < ?")
-        if session_id is not None:
-            where += " AND session = ?"
+        where = "terms.token >= ?" + ("" if end is None else " AND terms.token < ?")
         if labels is not None:
-            where += " AND label IN (SELECT value FROM json_each(?))"
+            where += " AND terms.label IN (SELECT value FROM json_each(?))"
+        source = "terms"
+        if session_id is not None:
+            source = (
+                "nodes INDEXED BY nodes_session JOIN terms INDEXED BY terms_node"
+                " ON terms.nid = nodes.rid"
+            )
+            where += " AND nodes.session = ? AND nodes.live"
         parts.append(
-            f"SELECT nid, {number} AS term, min(rank) AS rank, min(newer) AS newer FROM terms"
-            f"{' INDEXED BY terms_session' if session_id is not None else ''}"
-            f" WHERE {where} GROUP BY nid"
+            f"SELECT terms.nid AS nid, {number} AS term, min(terms.rank) AS rank,"
+            f" min(terms.newer) AS newer FROM {source} WHERE {where} GROUP BY terms.nid"
         )
         arguments.append(term)
         if end is not None:
             arguments.append(end)
-        if session_id is not None:
-            arguments.append(session_id)
         if labels is not None:
             arguments.append(_json([label.value for label in labels]))
+        if session_id is not None:
+            arguments.append(session_id)
     return " UNION ALL ".join(parts), arguments
 
 

@@ -39,7 +39,7 @@ from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.connection import Worker
 from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
 from gateway.stores.sqlite.reads import Reads
-from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION
+from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, UPGRADE_FROM_1
 from gateway.stores.sqlite.transaction import SqliteTransaction
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Backend
@@ -286,15 +286,39 @@ class SqliteStore(Reads):
 
 
 def _create_schema(db: sqlite3.Connection) -> None:
-    db.executescript(SCHEMA)
+    """Create the tables of an empty database, or upgrade an older one (in one transaction)."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        version = _schema_version(db)
+        if version is not None and version > SCHEMA_VERSION:
+            raise RuntimeError(
+                f"the graph database has schema {version}, newer than this gateway's "
+                f"{SCHEMA_VERSION}: upgrade the gateway"
+            )
+        if version == 1:
+            logger.info("upgrading the graph database's search index (schema 1 to 2)")
+            for statement in UPGRADE_FROM_1:
+                db.execute(statement)
+        for statement in SCHEMA.split(";"):  # not executescript: it would commit first
+            db.execute(statement)
+        if version is None:
+            db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
+        elif version < SCHEMA_VERSION:
+            db.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (str(SCHEMA_VERSION),))
+        db.execute("COMMIT")
+    except BaseException:
+        db.execute("ROLLBACK")
+        raise
+    if version is not None and version < SCHEMA_VERSION:
+        logger.info("upgraded the graph database to schema %d", SCHEMA_VERSION)
+
+
+def _schema_version(db: sqlite3.Connection) -> int | None:
+    """The database's schema version; ``None`` for an empty database."""
+    if db.execute("SELECT 1 FROM sqlite_schema WHERE name = 'meta'").fetchone() is None:
+        return None
     row = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
-    if row is None:
-        db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
-    elif int(row[0]) > SCHEMA_VERSION:
-        raise RuntimeError(
-            f"the graph database has schema {row[0]}, newer than this gateway's "
-            f"{SCHEMA_VERSION}: upgrade the gateway"
-        )
+    return None if row is None else int(row[0])
 
 
 @dataclass(slots=True)

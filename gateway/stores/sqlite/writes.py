@@ -28,7 +28,7 @@ _UPDATE_NODE = (
     "UPDATE nodes SET id = ?, label = ?, key = ?, session = ?, created = ?, props = ?, seq = ?,"
     " live = ?, artifact = ?, version = ?, project = ?, chain = ?, chain_at = ? WHERE rid = ?"
 )
-_INSERT_TERM = "INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?, ?)"
+_INSERT_TERM = "INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?)"
 _DELETE_TERM = "DELETE FROM terms WHERE token = ? AND rank = ? AND newer = ? AND nid = ?"
 
 
@@ -55,9 +55,9 @@ def delete_node(db: sqlite3.Connection, node_id: str) -> bool:
     stored = get_node(db, node_id)
     if stored is None:
         return False
-    rid, old = stored
+    rid, _ = stored
     db.execute("DELETE FROM edges WHERE source = ?1 OR target = ?1", (node_id,))
-    db.executemany(_DELETE_TERM, [row[:4] for row in term_rows(old, rid)])
+    db.execute("DELETE FROM terms WHERE nid = ?", (rid,))
     db.execute("DELETE FROM nodes WHERE rid = ?", (rid,))
     return True
 

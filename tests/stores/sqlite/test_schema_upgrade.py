@@ -1,0 +1,106 @@
+"""A database of schema 1 (a by-session copy of the search index) is upgraded on open, in
+place, and answers every search as it did."""
+
+from __future__ import annotations
+
+import sqlite3
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from gateway.stores.sqlite.migrate import DATABASE_NAME
+from gateway.stores.sqlite.store import SqliteStore
+from resolvers.records import Label, NodeRecord, SearchHit
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
+WORDS = ("tp53 apoptosis", "tp53 mdm2 binding", "mtor signalling", "apoptosis of tumour cells")
+
+# What schema 1 had: the session in every row, and the index by (session, token).
+TO_SCHEMA_1 = """
+CREATE TABLE old_terms (
+    token TEXT NOT NULL, rank INTEGER NOT NULL, newer INTEGER NOT NULL, nid INTEGER NOT NULL,
+    session TEXT NOT NULL, label TEXT NOT NULL, PRIMARY KEY (token, rank, newer, nid)
+) WITHOUT ROWID;
+INSERT INTO old_terms SELECT token, rank, newer, nid, nodes.session, terms.label
+    FROM terms JOIN nodes ON nodes.rid = terms.nid;
+DROP TABLE terms;
+ALTER TABLE old_terms RENAME TO terms;
+CREATE INDEX terms_session ON terms (session, token);
+UPDATE meta SET value = '1' WHERE name = 'schema';
+"""
+
+
+def paper(number: int) -> NodeRecord:
+    return NodeRecord(
+        f"Paper:p{number}",
+        Label.PAPER,
+        f"p{number}",
+        f"s{number % 3}",
+        T0 + timedelta(minutes=number),
+        {"title": WORDS[number % len(WORDS)], "abstract": WORDS[(number + 1) % len(WORDS)]},
+    )
+
+
+async def answers(store: SqliteStore) -> list[object]:
+    found: list[object] = []
+    for terms in (["tp53"], ["apo"], ["tp53", "mdm2"], ["signal", "tumour"]):
+        for session in (None, "s1"):
+            for require_all in (False, True):
+                hits = await store.search(terms, session_id=session, require_all=require_all)
+                found.append(sorted(hits, key=_hit_key))
+                page = await store.search_ranked(
+                    terms, session_id=session, require_all=require_all, limit=5, offset=2
+                )
+                found.append((page.items, page.total, page.truncated))
+    return found
+
+
+def _hit_key(hit: SearchHit) -> str:
+    return hit.node.id
+
+
+def schema_of(directory: Path) -> tuple[str, set[str], list[str]]:
+    db = sqlite3.connect(directory / DATABASE_NAME)
+    try:
+        (version,) = db.execute("SELECT value FROM meta WHERE name = 'schema'").fetchone()
+        indexes = {row[1] for row in db.execute("PRAGMA index_list(terms)")}
+        columns = [row[1] for row in db.execute("PRAGMA table_info(terms)")]
+    finally:
+        db.close()
+    return version, indexes, columns
+
+
+async def test_a_schema_1_database_is_upgraded_and_searches_as_before(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path, fsync=False)
+    try:
+        async with store.transaction() as tx:
+            for number in range(30):
+                await tx.put_node(paper(number))
+        async with store.transaction() as tx:
+            await tx.delete_node("Paper:p4")
+        expected = await answers(store)
+    finally:
+        await store.aclose()
+    db = sqlite3.connect(tmp_path / DATABASE_NAME)
+    db.executescript(TO_SCHEMA_1)
+    db.close()
+    assert schema_of(tmp_path)[1] >= {"terms_session"}
+
+    upgraded = await SqliteStore.open(tmp_path, fsync=False)
+    try:
+        found = await answers(upgraded)
+        async with upgraded.transaction() as tx:  # and it is written as any other
+            await tx.put_node(paper(100))
+        after_write = await upgraded.search(["tp53"], session_id="s1")
+    finally:
+        await upgraded.aclose()
+    version, indexes, columns = schema_of(tmp_path)
+
+    assert found == expected
+    assert any(hit.node.id == "Paper:p100" for hit in after_write)
+    assert version == "2"
+    assert "terms_session" not in indexes
+    assert "terms_node" in indexes
+    assert "session" not in columns
