@@ -3,6 +3,7 @@ dropped alone, on both backends."""
 
 from __future__ import annotations
 
+import itertools
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -53,6 +54,20 @@ async def test_a_batch_writes_the_graph_of_one_event_per_transaction(store: Grap
     one, batched = await graph_of(store, "one"), await graph_of(store, "all")
     assert [len(part) for part in batched] == [len(part) for part in one]
     assert batched == tuple(sorted(item.replace("one", "all") for item in part) for part in one)
+
+
+async def test_events_sent_again_and_replayed_in_batches_change_nothing(store: GraphStore) -> None:
+    # The control plane retries: a journal can hold an event already written, followed by
+    # others, all replayed in one transaction.
+    sent = events("s1")
+    for event in sent:
+        await apply_one(store, event)
+    written = await graph_of(store, "s1")
+
+    for first, then in itertools.permutations(sent, 2):
+        await apply_batch(store, [first, then])
+
+    assert await graph_of(store, "s1") == written
 
 
 async def test_a_rejected_event_is_dropped_alone(store: GraphStore) -> None:

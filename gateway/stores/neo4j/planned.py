@@ -401,6 +401,9 @@ class PlannedTransaction:
         rows = self._change_rows()
         rows += [{"k": "feed", "session": s, "changes": c} for s, c in (feed or {}).items()]
         if not rows:
+            # Nothing changed, but what was touched is settled: the next prefetch forgets the
+            # snapshot these entries are read against.
+            self._settle()
             return {}
         span = sum(1 for row in rows if "o" in row)
         (record,) = await self._live._fetch(
@@ -413,12 +416,16 @@ class PlannedTransaction:
         if record["refused"] is not None:
             node_id, key, owner = record["refused"]
             raise KeyOwnedByOtherSessionError(node_id, key, owner, self._session)
+        self._settle()
+        sessions = list((feed or {}).keys())
+        return {session: int(n) for session, n in zip(sessions, record["feed"], strict=True)}
+
+    def _settle(self) -> None:
+        """The buffered changes are stored (or were no change at all)."""
         self._pending_nodes.clear()
         self._pending_edges.clear()
         self._parks.clear()
         self._unparks.clear()
-        sessions = list((feed or {}).keys())
-        return {session: int(n) for session, n in zip(sessions, record["feed"], strict=True)}
 
     def _change_rows(self) -> list[dict[str, Any]]:
         rows: list[dict[str, Any]] = []
