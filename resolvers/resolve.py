@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from resolvers.errors import InvalidInputError, NodeNotFoundError
 from resolvers.links import normalize_link
 from resolvers.records import Label, NodeRecord, artifact_key, split_node_id
+from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
     from resolvers.store import GraphReader
@@ -40,6 +41,9 @@ async def resolve_node(
     ref = node_ref.strip()
     if not ref:
         raise InvalidInputError("nodeId", "must not be empty")
+    check_unicode(ref, "nodeId")
+    if session_id is not None:
+        check_unicode(session_id, "sessionId")
     if version is not None and version < 1:
         raise InvalidInputError("version", "must be 1 or more")
     found = await _by_global_id(store, ref, session_id, version)

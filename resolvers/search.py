@@ -22,7 +22,7 @@ from resolvers.records import Label, NodeRecord, Page, SearchHit
 from resolvers.resolve import in_scope
 from resolvers.store import RankedSearch
 from resolvers.text import query_terms
-from resolvers.validate import check_first
+from resolvers.validate import check_first, check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -86,6 +86,9 @@ async def search_nodes(
 ) -> Page[NodeRecord]:
     """Live nodes matching the query's terms, best first."""
     first = check_first(first, MAX_FIRST, DEFAULT_FIRST)
+    check_unicode(query, "query")
+    if session_id is not None:
+        check_unicode(session_id, "sessionId")
     offset = decode_cursor(after)
     wanted = _labels(labels) if labels is not None else None
     terms = query_terms(query)

@@ -30,6 +30,7 @@ from resolvers.records import (
     split_node_id,
 )
 from resolvers.resolve import in_scope
+from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -80,6 +81,7 @@ def _check_id(field: str, value: str) -> str:
     value = value.strip()
     if not value:
         raise InvalidInputError(field, "must not be empty")
+    check_unicode(value, field)
     return value
 
 
