@@ -23,6 +23,7 @@ large store the wait may end first, and search fails until the index is populate
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, LiteralString
@@ -31,6 +32,7 @@ from neo4j.exceptions import ClientError
 
 from gateway.stores.neo4j.cypher import EDGE_TYPES, LABELS, STEP_LABELS
 from gateway.stores.neo4j.records import node_properties, to_node
+from resolvers.errors import StoreUnavailableError
 
 logger = logging.getLogger(__name__)
 
@@ -144,9 +146,37 @@ async def upgrade_search(
     return upgraded
 
 
+ALREADY_EXISTS: Final = (
+    "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+    "Neo.ClientError.Schema.ConstraintAlreadyExists",
+    "Neo.ClientError.Schema.IndexAlreadyExists",
+)
 SHOW_CONSTRAINTS: Final[LiteralString] = "SHOW CONSTRAINTS YIELD name"
 SHOW_INDEXES: Final[LiteralString] = "SHOW INDEXES YIELD name"
 AWAIT_INDEXES: Final[LiteralString] = f"CALL db.awaitIndexes({INDEX_WAIT_SECONDS})"
+
+
+CREATE_ATTEMPTS: Final = 5
+CREATE_PAUSE: Final = 0.2  # seconds, times the attempt number
+
+
+async def _create(run: Run, name: str, statement: LiteralString) -> None:
+    """One ``CREATE … IF NOT EXISTS``, while other gateways may run the same at the same time
+    (replicas starting together): Neo4j then refuses all but one as an equivalent rule that
+    already exists — which is the state wanted — or as a deadlock, which is worth a retry."""
+    for attempt in range(1, CREATE_ATTEMPTS + 1):
+        try:
+            await run(statement)
+            return
+        except ClientError as exc:
+            if not (exc.code or "").startswith(ALREADY_EXISTS):
+                raise
+            logger.info("Neo4j schema rule %s was created by another connection", name)
+            return
+        except StoreUnavailableError as exc:
+            if not exc.transient or attempt == CREATE_ATTEMPTS:
+                raise
+            await asyncio.sleep(CREATE_PAUSE * attempt)
 
 
 async def ensure_schema(run: Run) -> list[str]:
@@ -156,7 +186,7 @@ async def ensure_schema(run: Run) -> list[str]:
     created = [name for name, _ in SCHEMA if name not in existing]
     for name, statement in SCHEMA:
         if name not in existing:
-            await run(statement)
+            await _create(run, name, statement)
     if created:
         try:
             await run(AWAIT_INDEXES)
