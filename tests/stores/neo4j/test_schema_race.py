@@ -26,7 +26,7 @@ async def drop_schema(connection: dict[str, str]) -> None:
         ):
             for record in (await driver.execute_query(show)).records:
                 if record["name"].startswith("sm_"):
-                    await driver.execute_query(f"{drop} `{record['name']}` IF EXISTS")  # type: ignore[arg-type]
+                    await driver.execute_query(f"{drop} `{record['name']}` IF EXISTS")
 
 
 async def test_stores_opened_together_on_a_neo4j_without_schema_all_open(
