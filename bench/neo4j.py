@@ -5,7 +5,9 @@ Needs a Neo4j 5 server; the test server prints its connection as environment var
 ``_USER`` and ``_PASSWORD``. The benchmark deletes its own sessions (``bench-…``) before and
 after the run and touches nothing else.
 
-The Cypher side answers the same question as the gateway from the same probe node in ONE
+Both sides run interleaved, query by query and round by round, so load on a shared machine
+hits them alike. The Cypher side answers the same question as the gateway from the same probe
+node in ONE
 statement, the way a developer would write it by hand: a fixed pattern for a chain, and the
 shortest upstream path to the session's goal for a trace (the gateway's trace also lists the
 other upstream nodes of each hop, so it returns a little more).
@@ -24,7 +26,7 @@ from bench.client import BenchError, Latency, execute
 from bench.generate import Session, generate_session, generate_sessions
 from bench.ingest import Throughput, ingest
 from bench.preload import preload
-from bench.reads import COMMON_TERM, QUERIES, RARE_TERM, ReadResult, measure_reads
+from bench.reads import COMMON_TERM, QUERIES, RARE_TERM, ReadQuery, ReadResult, _once
 from bench.results import Neo4jResults
 from bench.server import running_gateway
 from gateway.stores.neo4j import Neo4jStore
@@ -139,9 +141,10 @@ async def run_neo4j(
         await _cleanup(driver)
         loaded, seconds = await _preload(connection, seed, nodes)
         probes = [generate_session(seed, index) for index in range(PROBE_SESSIONS)]
-        cypher = await measure_cypher(driver, probes, rounds)
-        results = await _through_gateway(connection, seed, rounds, tmp, client, probes)
-        return Neo4jResults(loaded, seconds, results[0], cypher, results[1], results[2])
+        gateway, cypher, one, many = await _through_gateway(
+            connection, driver, seed, rounds, tmp, client, probes
+        )
+        return Neo4jResults(loaded, seconds, gateway, cypher, one, many)
     finally:
         await _cleanup(driver)
         await driver.close()
@@ -165,44 +168,67 @@ async def _preload(connection: Connection, seed: int, nodes: int) -> tuple[int, 
 
 async def _through_gateway(
     connection: Connection,
+    driver: neo4j.AsyncDriver,
     seed: int,
     rounds: int,
     tmp: Path,
     client: httpx.AsyncClient,
     probes: Sequence[Session],
-) -> tuple[dict[str, ReadResult], Throughput, Throughput]:
+) -> tuple[dict[str, ReadResult], dict[str, ReadResult], Throughput, Throughput]:
     queries = [q for q in QUERIES if q.name in CYPHER or q.name == "{ __typename }"]
     async with running_gateway(tmp / "neo4j-gateway", connection.settings()) as gateway:
         health = await execute(client, gateway.graphql, "{ health { reachable backend } }")
         if not health["health"]["reachable"]:
             raise BenchError(f"the gateway does not reach Neo4j: {health}")
-        reads = await measure_reads(client, gateway.graphql, probes, rounds, queries)
+        reads = await measure_side_by_side(client, gateway.graphql, driver, probes, rounds, queries)
         one = [generate_session(seed, INGEST_BASE + i) for i in range(4)]
         many = [generate_session(seed, INGEST_BASE + 4 + i) for i in range(16)]
         one_client = await ingest(client, gateway.graphql, one, 1)
         many_clients = await ingest(client, gateway.graphql, many, 16)
-    return reads, one_client, many_clients
+    return reads[0], reads[1], one_client, many_clients
 
 
-async def measure_cypher(
-    driver: neo4j.AsyncDriver, probes: Sequence[Session], rounds: int
-) -> dict[str, ReadResult]:
-    """The hand-written statements, round-robin like ``measure_reads``, after a warm-up."""
+async def measure_side_by_side(
+    client: httpx.AsyncClient,
+    url: str,
+    driver: neo4j.AsyncDriver,
+    probes: Sequence[Session],
+    rounds: int,
+    queries: Sequence[ReadQuery],
+) -> tuple[dict[str, ReadResult], dict[str, ReadResult]]:
+    """Each query through the gateway and as its hand-written statement, one right after the
+    other (which goes first alternates by round), round-robin over the probe sessions after
+    a warm-up of both on every probe: load on the shared machine hits both sides alike."""
     for session in probes:
-        for name in CYPHER:
-            await _run(driver, name, session)
-    seconds: dict[str, list[float]] = {name: [] for name in CYPHER}
-    sizes: dict[str, list[int]] = {name: [] for name in CYPHER}
+        for query in queries:
+            await _once(client, url, query, session)
+            if query.name in CYPHER:
+                await _run(driver, query.name, session)
+    names = [query.name for query in queries]
+    sides: tuple[dict[str, list[tuple[float, int]]], ...] = (
+        {name: [] for name in names},
+        {name: [] for name in names if name in CYPHER},
+    )
     for index in range(rounds):
         session = probes[index % len(probes)]
-        for name in CYPHER:
-            elapsed, size = await _run(driver, name, session)
-            seconds[name].append(elapsed)
-            sizes[name].append(size)
-    return {
-        name: ReadResult(Latency.of(seconds[name]), sum(sizes[name]) / len(sizes[name]))
-        for name in CYPHER
-    }
+        for query in queries:
+            order = (0, 1) if index % 2 == 0 else (1, 0)
+            for side in order:
+                if side == 0:
+                    sides[0][query.name].append(await _once(client, url, query, session))
+                elif query.name in CYPHER:
+                    sides[1][query.name].append(await _run(driver, query.name, session))
+    gateway, cypher = (
+        {
+            name: ReadResult(
+                Latency.of([seconds for seconds, _ in samples]),
+                sum(size for _, size in samples) / len(samples),
+            )
+            for name, samples in side.items()
+        }
+        for side in sides
+    )
+    return gateway, cypher
 
 
 async def _run(driver: neo4j.AsyncDriver, name: str, session: Session) -> tuple[float, int]:
