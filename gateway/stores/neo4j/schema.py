@@ -151,42 +151,42 @@ ALREADY_EXISTS: Final = (
     "Neo.ClientError.Schema.ConstraintAlreadyExists",
     "Neo.ClientError.Schema.IndexAlreadyExists",
 )
+CREATE_ATTEMPTS: Final = 5
+CREATE_PAUSE: Final = 0.2  # seconds, times the attempt number
 SHOW_CONSTRAINTS: Final[LiteralString] = "SHOW CONSTRAINTS YIELD name"
 SHOW_INDEXES: Final[LiteralString] = "SHOW INDEXES YIELD name"
 AWAIT_INDEXES: Final[LiteralString] = f"CALL db.awaitIndexes({INDEX_WAIT_SECONDS})"
 
 
-CREATE_ATTEMPTS: Final = 5
-CREATE_PAUSE: Final = 0.2  # seconds, times the attempt number
-
-
-async def _create(run: Run, name: str, statement: LiteralString) -> None:
+async def _create(run: Run, name: str, statement: LiteralString) -> bool:
     """One ``CREATE … IF NOT EXISTS``, while other gateways may run the same at the same time
     (replicas starting together): Neo4j then refuses all but one as an equivalent rule that
-    already exists — which is the state wanted — or as a deadlock, which is worth a retry."""
+    already exists — which is the state wanted — or as a deadlock, which is worth a retry.
+    Whether this connection created it."""
     for attempt in range(1, CREATE_ATTEMPTS + 1):
         try:
             await run(statement)
-            return
+            return True
         except ClientError as exc:
             if not (exc.code or "").startswith(ALREADY_EXISTS):
                 raise
             logger.info("Neo4j schema rule %s was created by another connection", name)
-            return
+            return False
         except StoreUnavailableError as exc:
             if not exc.transient or attempt == CREATE_ATTEMPTS:
                 raise
             await asyncio.sleep(CREATE_PAUSE * attempt)
+    raise AssertionError("unreachable: the last attempt returns or raises")
 
 
 async def ensure_schema(run: Run) -> list[str]:
     """Create the missing constraints and indexes; returns the names created."""
     existing = {row["name"] for row in await run(SHOW_CONSTRAINTS)}
     existing |= {row["name"] for row in await run(SHOW_INDEXES)}
-    created = [name for name, _ in SCHEMA if name not in existing]
+    created = []
     for name, statement in SCHEMA:
-        if name not in existing:
-            await _create(run, name, statement)
+        if name not in existing and await _create(run, name, statement):
+            created.append(name)
     if created:
         try:
             await run(AWAIT_INDEXES)
