@@ -7,13 +7,12 @@ an auto-commit session), with the change feed appended as in the gateway (``Publ
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from typing import TYPE_CHECKING, Any
 
-import neo4j
 import pytest
 from neo4j.exceptions import Neo4jError
 
+from bench.writes import counting_statements as statements
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
 from gateway.stores.neo4j.planned import PlannedTransaction
@@ -23,38 +22,9 @@ from tests.resolvers import builders as b
 from tests.stores.neo4j.conftest import open_store
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
     from gateway.stores.neo4j import Neo4jStore
 
 PREFETCH_AND_APPLY = 2
-
-
-@contextlib.contextmanager
-def statements() -> Iterator[list[int]]:
-    """Count the driver's ``run`` calls while the block runs."""
-    count = [0]
-    classes: tuple[type[Any], ...] = (
-        neo4j.AsyncManagedTransaction,
-        neo4j.AsyncTransaction,
-        neo4j.AsyncSession,
-    )
-    originals = [cls.run for cls in classes]
-
-    def counting(original: Any) -> Any:
-        async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
-            count[0] += 1
-            return await original(self, *args, **kwargs)
-
-        return run
-
-    for cls, original in zip(classes, originals, strict=True):
-        cls.run = counting(original)
-    try:
-        yield count
-    finally:
-        for cls, original in zip(classes, originals, strict=True):
-            cls.run = original
 
 
 @pytest.fixture
