@@ -17,6 +17,7 @@ import strawberry.schema.schema
 from gateway.schema import build_schema
 from gateway.schema import pacing as schema_pacing
 from gateway.schema.limits import MAX_FRAGMENT_NESTING, MAX_REPEATED_FIELD, Limits
+from resolvers.records import Backend
 from tests import builders as b
 from tests.conftest import GraphQLClient
 
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
     import pytest
 
     from gateway.runtime.state import Runtime
+    from resolvers.store import GraphStore
 
 LIMIT = "QUERY_LIMIT_EXCEEDED"
 
@@ -159,7 +161,7 @@ async def _context(gql: GraphQLClient) -> Any:
 
 
 async def test_a_large_read_lets_other_work_run_while_it_is_serialised(
-    gql: GraphQLClient,
+    gql: GraphQLClient, store: GraphStore
 ) -> None:
     await b.first_message(gql, "small")
     await b.execution(gql, "small", "small-e0", 1)
@@ -171,9 +173,13 @@ async def test_a_large_read_lets_other_work_run_while_it_is_serialised(
     ticks, nodes = await _ticks_while_reading(gql, "s1")
 
     assert nodes > 200
-    # Beyond the turns any read gives the loop (its awaits), at least one turn per PACE nodes
-    # converted and per PACE nodes serialised.
-    assert ticks - small_ticks >= 2 * (nodes // schema_pacing.PACE) - 2
+    # At least one turn of the loop per PACE nodes converted and per PACE nodes serialised.
+    paced = 2 * (nodes // schema_pacing.PACE)
+    assert ticks >= paced
+    if store.backend is not Backend.NEO4J:
+        # An embedded store's reads give the loop a few turns whatever the size (a network
+        # wait gives it any number): the pacing shows beyond those of a small read.
+        assert ticks - small_ticks >= paced - 2
 
 
 async def _ticks_while_reading(gql: GraphQLClient, session_id: str) -> tuple[int, int]:
