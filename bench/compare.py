@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from bench.client import Latency, http_client
+from bench.client import BenchError, Latency, http_client
 from bench.generate import generate_session, generate_sessions
 from bench.preload import preload
 from bench.reads import QUERIES, ReadQuery, _once
@@ -34,6 +34,10 @@ from gateway.stores.file.store import FileStore
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
+
+    import httpx
+
+    from bench.generate import Session
 
 HERE = Path(__file__).resolve().parent.parent
 TRIVIAL = QUERIES[0]
@@ -60,29 +64,58 @@ async def compare(
                 (await stack.enter_async_context(running_gateway(tmp / side, code=code))).graphql
                 for side, code in (("before", before), ("after", HERE))
             ]
-            samples: list[dict[str, list[float]]] = [{q.name: [] for q in queries} for _ in urls]
-            slow = set()
-            for session in probes:  # warm-up, and every probe must answer
-                for query in queries:
-                    for url in urls:
-                        elapsed, _ = await _once(client, url, query, session)
-                        if elapsed * 1000 > SLOW_MS:
-                            slow.add(query.name)
-            sides = list(enumerate(urls))
-            for index in range(rounds):
-                session = probes[index % len(probes)]
-                # Each side goes first every other round: the second request of a pair was
-                # measured ~10% faster (warm client), which skewed one side's ratios.
-                order = sides if index % 2 == 0 else sides[::-1]
-                for query in queries:
-                    if query.name in slow and index >= SLOW_ROUNDS:
-                        continue
-                    for side, url in order:
-                        samples[side][query.name].append(
-                            (await _once(client, url, query, session))[0]
-                        )
+            samples = await alternate(client, urls, queries, probes, rounds)
         load.append(f"{os.getloadavg()[0]:.2f}")
     return _table(samples, queries, loaded.nodes, load)
+
+
+async def alternate(
+    client: httpx.AsyncClient,
+    urls: Sequence[str],
+    queries: Sequence[ReadQuery],
+    probes: Sequence[Session],
+    rounds: int,
+    *,
+    give_up: bool = False,
+) -> list[dict[str, list[float]]]:
+    """Every query of ``queries`` sent to each of ``urls`` in turn, ``rounds`` times (a
+    warm-up round over every probe first, in which every probe must answer): each URL's
+    latencies by query name. Whatever else the machine does hits every side alike.
+
+    With ``give_up``, a query a side fails in the warm-up (a ``QueryLimitExceeded``, say) is
+    not sent to that side again and keeps no latency there; without it the failure raises."""
+    samples: list[dict[str, list[float]]] = [{q.name: [] for q in queries} for _ in urls]
+    slow: set[str] = set()
+    failed: set[tuple[int, str]] = set()
+    for session in probes:
+        for query in queries:
+            for side, url in enumerate(urls):
+                if (side, query.name) in failed:
+                    continue
+                try:
+                    elapsed, _ = await _once(client, url, query, session)
+                except BenchError as exc:
+                    if not give_up:
+                        raise
+                    print(f"{url}: {query.name} left out: {exc}", file=sys.stderr)
+                    failed.add((side, query.name))
+                    continue
+                if elapsed * 1000 > SLOW_MS:
+                    slow.add(query.name)
+    sides = list(enumerate(urls))
+    for index in range(rounds):
+        session = probes[index % len(probes)]
+        # Each side goes first every other round: the second request of a pair was
+        # measured ~10% faster (warm client), which skewed one side's ratios.
+        order = sides if index % 2 == 0 else sides[::-1]
+        for query in queries:
+            if query.name in slow and index >= SLOW_ROUNDS:
+                continue
+            for side, url in order:
+                if (side, query.name) not in failed:
+                    elapsed, _ = await _once(client, url, query, session)
+                    samples[side][query.name].append(elapsed)
+    return samples
 
 
 def _table(

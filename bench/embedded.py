@@ -11,7 +11,10 @@ interpreter (``python -m bench.embedded measure ENGINE DIR``), the other one idl
 * p50 of the use cases the API calls, in-process: cross-session ``search_nodes`` of the most
   common term (``tp53``), page 1 and page 2 through its cursor; a session-scoped search;
   ``get_chain`` (viewGoal from a step, viewRelatedTask from an artifact); ``trace_provenance``;
-* ingest with fsync on: 16 concurrent callers each applying a fresh session's events.
+* ingest with fsync on: 16 concurrent callers each applying a fresh session's events;
+* with ``--http ROUNDS``: a gateway started on a copy of each engine's directory, every read
+  of ``bench.reads`` sent to both in turn (``bench.compare.alternate``), p50 over HTTP and its
+  ratio to the same gateway's ``{ __typename }``, as the targets are stated.
 
 Prints a Markdown table and writes every number to ``<workdir>/embedded.json``.
 
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import gc
 import json
 import os
@@ -36,9 +40,12 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from bench.client import BenchError, Latency, http_client
+from bench.compare import alternate
 from bench.generate import generate_session, generate_sessions
 from bench.preload import apply_session, preload
-from bench.server import rss_of
+from bench.reads import QUERIES, _once
+from bench.server import rss_of, running_gateway
 from gateway.stores.file.store import FileStore
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers import chains, provenance, search
@@ -46,12 +53,16 @@ from resolvers import chains, provenance, search
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
+    import httpx
+
+    from bench.generate import Session
     from resolvers.store import GraphStore
 
 SEED = 7
 PROBE_SESSIONS = 8
 INGEST_CALLERS = 16
 COMMON_TERM = "tp53"
+SEARCH_READY_S = 600.0
 REPOSITORY = Path(__file__).resolve().parent.parent
 ENGINES: dict[str, Callable[..., Awaitable[GraphStore]]] = {
     "log": FileStore.open,
@@ -213,8 +224,53 @@ def _on_copy(directory: Path, measure: Callable[[Path], dict[str, Any]]) -> dict
         shutil.rmtree(copy)
 
 
+async def _search_ready(client: httpx.AsyncClient, url: str, probe: Session) -> None:
+    """Wait until ``url`` answers the search of the common term (``SEARCH_READY_S`` at most)."""
+    (query,) = [q for q in QUERIES if COMMON_TERM in q.name]
+    deadline = time.monotonic() + SEARCH_READY_S
+    while True:
+        try:
+            await _once(client, url, query, probe)
+            return
+        except BenchError:
+            if time.monotonic() > deadline:
+                raise
+            await asyncio.sleep(1.0)
+
+
+async def _over_http(dirs: dict[str, Path], rounds: int) -> dict[str, Any]:
+    """p50 ms of every read over HTTP on each engine, the gateways answering in turn."""
+    probes = [generate_session(SEED, index) for index in range(PROBE_SESSIONS)]
+    with tempfile.TemporaryDirectory(
+        prefix="sm-engines-", dir=next(iter(dirs.values())).parent
+    ) as tmp:
+        data_dirs = {engine: Path(tmp) / engine for engine in dirs}
+        for engine, directory in dirs.items():
+            shutil.copytree(directory, data_dirs[engine] / "graph")
+        async with contextlib.AsyncExitStack() as stack, http_client() as client:
+            urls = []
+            for engine, data_dir in data_dirs.items():
+                settings = {"FILE_ENGINE": engine}
+                gateway = await stack.enter_async_context(running_gateway(data_dir, settings))
+                urls.append(gateway.graphql)
+            for url in urls:  # steady state: the log engine builds its search index after /health
+                await _search_ready(client, url, probes[0])
+            samples = await alternate(client, urls, QUERIES, probes, rounds, give_up=True)
+    return {
+        engine: {name: Latency.of(values).p50 for name, values in side.items() if values}
+        for engine, side in zip(dirs, samples, strict=True)
+    }
+
+
 def run(
-    sizes: list[int], workdir: Path, rounds: int, *, only_ingest: bool, repeat: int, keep: bool
+    sizes: list[int],
+    workdir: Path,
+    rounds: int,
+    *,
+    only_ingest: bool,
+    repeat: int,
+    keep: bool,
+    http_rounds: int = 0,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {"load_before": os.getloadavg(), "sizes": {}}
     for size in sizes:
@@ -236,6 +292,9 @@ def run(
                 else runs[0][key]
                 for key in runs[0]
             }
+        if http_rounds:
+            built["http"] = asyncio.run(_over_http(dirs, http_rounds))
+            built["http_load_1min"] = os.getloadavg()[0]
         results["sizes"][size] = built
         if not keep:
             shutil.rmtree(log_dir)
@@ -281,7 +340,30 @@ def table(results: dict[str, Any]) -> str:
                 f"{run['ingest_events_per_s']:,.0f} (load {run['load_1min']:.1f})" for run in runs
             )
             lines.append(f"{s:,} {engine} ingest, each run: {each}")
+        if "http" in built:
+            lines += _http_table(s, built["http"], built["http_load_1min"])
     return "\n".join(lines)
+
+
+def _http_table(size: int, http: dict[str, dict[str, float]], load: float) -> list[str]:
+    engines = list(http)
+    trivial = QUERIES[0].name
+    lines = [
+        f"\n{size:,} over HTTP (1-minute load {load:.1f} at the end): p50 ms"
+        " (and ÷ `{ __typename }`)",
+        "",
+        "| request | " + " | ".join(engines) + " |",
+        "|---" * (1 + len(engines)) + "|",
+    ]
+    for query in QUERIES:
+        cells = [
+            f"{http[e][query.name]:.2f} ({http[e][query.name] / http[e][trivial]:.1f}x)"
+            if query.name in http[e]
+            else "failed"
+            for e in engines
+        ]
+        lines.append(f"| {query.name} | " + " | ".join(cells) + " |")
+    return lines
 
 
 def main() -> None:
@@ -301,6 +383,9 @@ def main() -> None:
     parser.add_argument("--only", choices=["ingest"], default=None, help="measure only this")
     parser.add_argument("--repeat", type=int, default=1, help="measurements of each engine")
     parser.add_argument("--keep", action="store_true", help="keep the preloaded directories")
+    parser.add_argument(
+        "--http", type=int, default=0, metavar="ROUNDS", help="also read over HTTP, both engines"
+    )
     arguments = parser.parse_args()
     sizes = [int(value) for value in arguments.nodes.split(",")]
     workdir = arguments.workdir or Path(tempfile.mkdtemp(prefix="bench-embedded-"))
@@ -312,6 +397,7 @@ def main() -> None:
         only_ingest=arguments.only == "ingest",
         repeat=arguments.repeat,
         keep=arguments.keep,
+        http_rounds=arguments.http,
     )
     (workdir / "embedded.json").write_text(json.dumps(results, indent=2))
     print(table(results))

@@ -80,11 +80,14 @@ def artifact_versions(
 def expand(
     db: sqlite3.Connection, ids: Sequence[str], edge_type: EdgeType, direction: Direction
 ) -> list[EdgeRecord]:
-    near = "source" if direction is Direction.OUT else "target"
+    near, index = ("source", "edges_out") if direction is Direction.OUT else ("target", "edges_in")
     distinct = list(dict.fromkeys(ids))
     if len(distinct) == 1:
+        # The index is named: left to itself the planner reads ``edges_type`` in ``rid`` order
+        # to spare the sort, i.e. every edge of the type in the store (100 ms at 1M nodes).
         rows = db.execute(
-            f"SELECT {EDGE_COLUMNS} FROM edges WHERE {near} = ? AND type = ? ORDER BY rid",
+            f"SELECT {EDGE_COLUMNS} FROM edges INDEXED BY {index}"
+            f" WHERE {near} = ? AND type = ? ORDER BY rid",
             (distinct[0], edge_type.value),
         )
         return [edge_of(row) for row in rows]
@@ -120,7 +123,10 @@ def list_nodes(
 ) -> Page[NodeRecord]:
     if labels is None and session_id is None:
         return Page([], 0, False)
-    where, arguments = "live", []
+    # ``live = 1`` (live is 0 or 1) lets ``nodes_session (session, live)`` hand a session's
+    # rows over newest first, so a page of a large session is not a sort of all its rows;
+    # the bare ``live`` keeps the partial indexes (``WHERE live``) usable for labels.
+    where, arguments = ("live" if labels is not None else "live = 1"), []
     if session_id is not None:
         where += " AND session = ?"
         arguments.append(session_id)
