@@ -148,17 +148,22 @@ def list_edges(
     limit: int,
     offset: int,
 ) -> Page[EdgeRecord]:
-    # Grouped by type in the order the types are given, newest first within a type.
+    # Grouped by type in the order the types are given, newest first within a type. In one
+    # session the index by session is named: with ``?2 IS NULL OR …`` the planner read every
+    # edge of the type in the store (1 s at 1M nodes).
+    arguments = [_json([t.value for t in dict.fromkeys(types)])]
+    edges = "edges ON edges.type = wanted.value"
+    if session_id is not None:
+        edges = "edges INDEXED BY edges_session ON edges.type = wanted.value AND edges.session = ?"
+        arguments.append(session_id)
     where = (
-        " FROM json_each(?1) AS wanted JOIN edges ON edges.type = wanted.value"
-        " AND (?2 IS NULL OR edges.session = ?2)"
+        f" FROM json_each(?) AS wanted JOIN {edges}"
         " JOIN nodes AS s ON s.id = edges.source AND s.live"
         " JOIN nodes AS t ON t.id = edges.target AND t.live"
     )
-    arguments = (_json([t.value for t in dict.fromkeys(types)]), session_id)
     (total,) = db.execute(f"SELECT count(*){where}", arguments).fetchone()
     rows = db.execute(
-        f"SELECT {EDGE_COLUMNS}{where} ORDER BY wanted.key, edges.rid DESC LIMIT ?3 OFFSET ?4",
+        f"SELECT {EDGE_COLUMNS}{where} ORDER BY wanted.key, edges.rid DESC LIMIT ? OFFSET ?",
         (*arguments, limit, offset),
     )
     items = [edge_of(row) for row in rows]
