@@ -5,6 +5,12 @@ than handing it to a thread and back (~50-100 µs on a busy event loop), so thos
 event loop (``call``); a statement that may read many rows, and every commit (its fsync), run
 on the connection's own thread (``run``). One connection is never used by two threads at once:
 the store keeps the two kinds on different connections, or (the writer) under its write lock.
+
+A read given up by its caller (its time budget ran out: the awaiting task is cancelled) must
+not keep the thread: every read queued behind it would wait for a statement nobody reads. On an
+``interruptible`` connection (the readers) SQLite's progress handler aborts the statements of a
+job whose caller is gone; a job not started yet is simply never run. The writer is not
+interruptible: its commits run to the end whoever waits for them.
 """
 
 from __future__ import annotations
@@ -20,14 +26,29 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
+# SQLite virtual-machine instructions between two looks at whether the running job is wanted
+# (a few tens of microseconds of work; the look itself is one attribute read).
+PROGRESS_INSTRUCTIONS = 10_000
+
+
+class _Job:
+    __slots__ = ("abandoned",)
+
+    def __init__(self) -> None:
+        self.abandoned = False
+
 
 class Worker:
     """A connection, opened with ``pragmas``, and one thread for it."""
 
-    def __init__(self, path: Path, *, name: str, pragmas: dict[str, Any]) -> None:
+    def __init__(
+        self, path: Path, *, name: str, pragmas: dict[str, Any], interruptible: bool = False
+    ) -> None:
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix=name)
         self._path = path
         self._pragmas = pragmas
+        self._interruptible = interruptible
+        self._job: _Job | None = None  # the job running on the thread
         self._connection: sqlite3.Connection | None = None
 
     async def start(self) -> None:
@@ -38,7 +59,14 @@ class Worker:
         connection = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
         for name, value in self._pragmas.items():
             connection.execute(f"PRAGMA {name} = {value}")
+        if self._interruptible:
+            connection.set_progress_handler(self._abandoned, PROGRESS_INSTRUCTIONS)
         self._connection = connection
+
+    def _abandoned(self) -> bool:
+        """SQLite's progress handler: true aborts the statement ("interrupted")."""
+        job = self._job
+        return job is not None and job.abandoned
 
     def call(self, function: Callable[..., T], *args: Any) -> T:
         """``function(connection, *args)`` here, on the event loop."""
@@ -50,7 +78,21 @@ class Worker:
 
     async def run_raw(self, function: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._executor, function)
+        if not self._interruptible:
+            return await loop.run_in_executor(self._executor, function)
+        job = _Job()
+        try:
+            return await loop.run_in_executor(self._executor, self._run_job, job, function)
+        except asyncio.CancelledError:
+            job.abandoned = True
+            raise
+
+    def _run_job(self, job: _Job, function: Callable[[], T]) -> T:
+        self._job = job
+        try:
+            return function()
+        finally:
+            self._job = None
 
     @property
     def connection(self) -> sqlite3.Connection:

@@ -120,6 +120,7 @@ class SqliteStore(Reads):
                     path,
                     name=f"sqlite-{role}",
                     pragmas={"cache_size": -READER_CACHE_KIB, "query_only": 1},
+                    interruptible=True,
                 )
                 for role in ("reader", "point-reader")
             ]
