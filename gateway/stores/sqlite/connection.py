@@ -7,7 +7,9 @@ on the connection's own thread (``run``). One connection is never used by two th
 the store keeps the two kinds on different connections, or (the writer) under its write lock.
 
 A read given up by its caller (its time budget ran out: the awaiting task is cancelled) must
-not keep the thread: every read queued behind it would wait for a statement nobody reads. On an
+not keep the thread: every read queued behind it would wait for a statement nobody reads. So
+reads of many rows go to ``Readers``, several connections each with its thread, and a long read
+holds one of them, not every read; and on an
 ``interruptible`` connection (the readers) SQLite's progress handler aborts the statements of a
 job whose caller is gone; a job not started yet is simply never run. The writer is not
 interruptible: its commits run to the end whoever waits for them.
@@ -18,10 +20,11 @@ from __future__ import annotations
 import asyncio
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
+from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
 T = TypeVar("T")
@@ -49,6 +52,7 @@ class Worker:
         self._pragmas = pragmas
         self._interruptible = interruptible
         self._job: _Job | None = None  # the job running on the thread
+        self.in_hand = 0  # jobs handed to the thread and not finished
         self._connection: sqlite3.Connection | None = None
 
     async def start(self) -> None:
@@ -78,14 +82,18 @@ class Worker:
 
     async def run_raw(self, function: Callable[[], T]) -> T:
         loop = asyncio.get_running_loop()
-        if not self._interruptible:
-            return await loop.run_in_executor(self._executor, function)
-        job = _Job()
+        self.in_hand += 1
         try:
-            return await loop.run_in_executor(self._executor, self._run_job, job, function)
-        except asyncio.CancelledError:
-            job.abandoned = True
-            raise
+            if not self._interruptible:
+                return await loop.run_in_executor(self._executor, function)
+            job = _Job()
+            try:
+                return await loop.run_in_executor(self._executor, self._run_job, job, function)
+            except asyncio.CancelledError:
+                job.abandoned = True
+                raise
+        finally:
+            self.in_hand -= 1
 
     def _run_job(self, job: _Job, function: Callable[[], T]) -> T:
         self._job = job
@@ -108,3 +116,24 @@ class Worker:
 
         await self.run_raw(close)
         self._executor.shutdown(wait=True)
+
+
+class Readers:
+    """Reader connections of one database, each with its thread: a read goes to the one with
+    the fewest reads in hand (``run``), so a long read holds one thread, not every read."""
+
+    def __init__(self, workers: Sequence[Worker]) -> None:
+        self.workers = tuple(workers)
+
+    async def start(self) -> None:
+        for worker in self.workers:
+            await worker.start()
+
+    async def run(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(connection, *args)`` on the thread of the least busy connection."""
+        worker = min(self.workers, key=attrgetter("in_hand"))
+        return await worker.run(function, *args)
+
+    async def aclose(self) -> None:
+        for worker in self.workers:
+            await worker.aclose()

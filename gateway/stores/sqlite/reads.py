@@ -10,7 +10,7 @@ from gateway.stores.sqlite import queries
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gateway.stores.sqlite.connection import Worker
+    from gateway.stores.sqlite.connection import Readers, Worker
     from resolvers.records import (
         Direction,
         EdgeRecord,
@@ -30,10 +30,10 @@ POINT_IDS = 64
 
 class Reads:
     """The read primitives, each one statement (or a few): point reads on ``_point``, on the
-    event loop; reads of many rows on ``_db``'s thread (for a transaction the two are one
+    event loop; reads of many rows on a thread of ``_db`` (for a transaction the two are one
     connection, which only the transaction uses meanwhile)."""
 
-    _db: Worker
+    _db: Readers | Worker
     _point: Worker
 
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:

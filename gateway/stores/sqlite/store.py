@@ -17,9 +17,10 @@ Guarantees, and how:
   transaction is rolled back whole; ``ping`` reports the directory's state as the log engine's
   does (``gateway.stores.file.faults``).
 
-Reads outside a transaction run on two reader connections (point reads on the event loop, reads
-of many rows on a thread: ``gateway.stores.sqlite.connection``): they see only committed writes
-and never wait for a commit's fsync. The statements of a transaction run on the event loop too;
+Reads outside a transaction run on reader connections (point reads on one, on the event loop;
+reads of many rows on ``READERS`` others, each with its thread, so one long read does not hold
+the rest: ``gateway.stores.sqlite.connection``): they see only committed writes and never wait
+for a commit's fsync. The statements of a transaction run on the event loop too;
 its commit (the fsync) on the writer's thread.
 """
 
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, TypeVar
 from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.sqlite import queries
-from gateway.stores.sqlite.connection import Worker
+from gateway.stores.sqlite.connection import Readers, Worker
 from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
 from gateway.stores.sqlite.reads import Reads
 from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, UPGRADE_FROM_1
@@ -53,6 +54,8 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
+# Connections (each with its thread) that reads of many rows share.
+READERS = 3
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
 READER_CACHE_KIB = 32 * 1024
 WRITER_CACHE_KIB = 128 * 1024
@@ -77,12 +80,12 @@ class SqliteStore(Reads):
     backend = Backend.FILE
 
     def __init__(
-        self, directory: Path, lock: DirectoryLock, writer: Worker, reader: Worker, point: Worker
+        self, directory: Path, lock: DirectoryLock, writer: Worker, readers: Readers, point: Worker
     ) -> None:
         self.directory = directory
         self._lock = lock
         self._writer = writer
-        self._db = reader
+        self._db = readers
         self._point = point
         self._write_lock = asyncio.Lock()
         self._queued = 0  # transactions waiting for the write lock
@@ -115,21 +118,19 @@ class SqliteStore(Reads):
             )
             await writer.start()
             await writer.run(_create_schema)
-            readers = [
-                Worker(
-                    path,
-                    name=f"sqlite-{role}",
-                    pragmas={"cache_size": -READER_CACHE_KIB, "query_only": 1},
-                    interruptible=True,
-                )
-                for role in ("reader", "point-reader")
-            ]
-            for reader in readers:
-                await reader.start()
+
+            def reader(name: str) -> Worker:
+                pragmas = {"cache_size": -READER_CACHE_KIB, "query_only": 1}
+                return Worker(path, name=name, pragmas=pragmas, interruptible=True)
+
+            readers = Readers([reader(f"sqlite-reader-{n}") for n in range(READERS)])
+            await readers.start()
+            point = reader("sqlite-point-reader")
+            await point.start()
         except BaseException:
             lock.release()
             raise
-        store = cls(directory, lock, writer, *readers)
+        store = cls(directory, lock, writer, readers, point)
         store._watching = asyncio.create_task(store._watch.run())
         return store
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from gateway.stores.sqlite.connection import Readers
 from gateway.stores.sqlite.store import SqliteStore
 
 if TYPE_CHECKING:
@@ -31,8 +32,10 @@ async def store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
     try:
         yield opened
     finally:
-        # Should the store have let it run, stop the endless read so the store can close.
-        opened._db.connection.interrupt()
+        # Should the store have let them run, stop the endless reads so the store can close.
+        assert isinstance(opened._db, Readers)
+        for worker in opened._db.workers:
+            worker.connection.interrupt()
         await opened.aclose()
 
 
@@ -86,6 +89,19 @@ async def test_a_read_given_up_before_it_ran_never_runs(store: SqliteStore) -> N
     async with asyncio.timeout(GENEROUS):
         assert await store.count_nodes() == 0
     assert ran == []
+
+
+async def test_a_long_read_does_not_hold_the_reads_after_it(store: SqliteStore) -> None:
+    endless_read, running = endless()
+    long = asyncio.ensure_future(store.read(endless_read))
+    await started(running, long)
+    try:
+        async with asyncio.timeout(GENEROUS):
+            assert await store.count_nodes() == 0
+            assert (await store.list_nodes(session_id="s1", limit=10)).items == []
+    finally:
+        long.cancel()
+        await asyncio.gather(long, return_exceptions=True)
 
 
 async def test_reads_nobody_gave_up_are_not_aborted(store: SqliteStore) -> None:
