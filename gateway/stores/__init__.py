@@ -66,7 +66,10 @@ async def open_graph_store(
         from gateway.stores.embedded import open_embedded_store
 
         return await open_embedded_store(
-            graph_directory(settings), engine=settings.file_engine, fsync=settings.fsync
+            graph_directory(settings),
+            engine=settings.file_engine,
+            fsync=settings.fsync,
+            heavy_readers=settings.heavy_readers,
         )
     from gateway.stores.neo4j import Neo4jStore
 

@@ -30,11 +30,15 @@ class EngineMismatchError(Exception):
 
 
 async def open_embedded_store(
-    directory: Path, *, engine: str = "log", fsync: bool = True
+    directory: Path, *, engine: str = "log", fsync: bool = True, heavy_readers: int | None = None
 ) -> FileStore | SqliteStore:
-    """Open the embedded store in ``directory`` with ``engine`` (``log`` or ``sqlite``)."""
+    """Open the embedded store in ``directory`` with ``engine`` (``log`` or ``sqlite``);
+    ``heavy_readers``: the heavy queries the gateway runs at once (SQLite gives reads one
+    connection more than that)."""
     if engine == "sqlite":
-        return await SqliteStore.open(directory, fsync=fsync)
+        if heavy_readers is None:
+            return await SqliteStore.open(directory, fsync=fsync)
+        return await SqliteStore.open(directory, fsync=fsync, readers=heavy_readers + 1)
     if (directory / DATABASE_NAME).exists():
         raise EngineMismatchError(
             f"the graph in {directory} was migrated to the SQLite engine: set "

@@ -54,8 +54,10 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
 
-# Connections (each with its thread) that reads of many rows share.
-READERS = 3
+# Connections (each with its thread) that reads of many rows share: one more than the
+# gateway's heavy queries that may run at once (``Settings.heavy_readers``, 4 by default), so
+# those can never hold every reader and a light query's read always finds one.
+READERS = 5
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
 READER_CACHE_KIB = 32 * 1024
 WRITER_CACHE_KIB = 128 * 1024
@@ -98,9 +100,12 @@ class SqliteStore(Reads):
         self._watching: asyncio.Task[None] | None = None
 
     @classmethod
-    async def open(cls, directory: Path, *, fsync: bool = True) -> SqliteStore:
+    async def open(
+        cls, directory: Path, *, fsync: bool = True, readers: int = READERS
+    ) -> SqliteStore:
         """Lock the directory, migrate a log-engine directory found there (once), open the
-        database. Raises ``StoreLockedError`` when another process holds the directory."""
+        database with ``readers`` connections for reads of many rows. Raises
+        ``StoreLockedError`` when another process holds the directory."""
         lock = DirectoryLock.acquire(directory)
         try:
             await asyncio.to_thread(migrate_file_log, directory, fsync=fsync)
@@ -123,14 +128,14 @@ class SqliteStore(Reads):
                 pragmas = {"cache_size": -READER_CACHE_KIB, "query_only": 1}
                 return Worker(path, name=name, pragmas=pragmas, interruptible=True)
 
-            readers = Readers([reader(f"sqlite-reader-{n}") for n in range(READERS)])
-            await readers.start()
+            pool = Readers([reader(f"sqlite-reader-{n}") for n in range(readers)])
+            await pool.start()
             point = reader("sqlite-point-reader")
             await point.start()
         except BaseException:
             lock.release()
             raise
-        store = cls(directory, lock, writer, readers, point)
+        store = cls(directory, lock, writer, pool, point)
         store._watching = asyncio.create_task(store._watch.run())
         return store
 

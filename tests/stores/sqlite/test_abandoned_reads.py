@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from gateway.stores.embedded import open_embedded_store
 from gateway.stores.sqlite.connection import Readers
 from gateway.stores.sqlite.store import SqliteStore
 
@@ -91,17 +92,26 @@ async def test_a_read_given_up_before_it_ran_never_runs(store: SqliteStore) -> N
     assert ran == []
 
 
-async def test_a_long_read_does_not_hold_the_reads_after_it(store: SqliteStore) -> None:
-    endless_read, running = endless()
-    long = asyncio.ensure_future(store.read(endless_read))
-    await started(running, long)
+async def test_as_many_long_reads_as_heavy_queries_do_not_hold_the_reads_after_them(
+    tmp_path: Path,
+) -> None:
+    heavy = 6  # more than the store's default connections: the setting must reach it
+    store = await open_embedded_store(tmp_path, engine="sqlite", fsync=False, heavy_readers=heavy)
+    assert isinstance(store, SqliteStore)
+    reads = []
     try:
+        for _ in range(heavy):
+            endless_read, running = endless()
+            reads.append(asyncio.ensure_future(store.read(endless_read)))
+            await started(running, reads[-1])
         async with asyncio.timeout(GENEROUS):
             assert await store.count_nodes() == 0
             assert (await store.list_nodes(session_id="s1", limit=10)).items == []
     finally:
-        long.cancel()
-        await asyncio.gather(long, return_exceptions=True)
+        for read in reads:
+            read.cancel()
+        await asyncio.gather(*reads, return_exceptions=True)
+        await store.aclose()
 
 
 async def test_reads_nobody_gave_up_are_not_aborted(store: SqliteStore) -> None:
