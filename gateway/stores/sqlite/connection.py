@@ -6,12 +6,11 @@ event loop (``call``); a statement that may read many rows, and every commit (it
 on the connection's own thread (``run``). One connection is never used by two threads at once:
 the store keeps the two kinds on different connections, or (the writer) under its write lock.
 
-A read given up by its caller (its time budget ran out: the awaiting task is cancelled) must
-not keep the thread: every read queued behind it would wait for a statement nobody reads. So
-reads of many rows go to ``Readers``, several connections each with its thread, and a long read
-holds one of them, not every read; and on an
+A long read must not hold every other: reads of many rows go to ``Readers``, several
+connections each with its thread, so it holds one of them. And a read given up by its caller
+(its time budget ran out: the awaiting task is cancelled) must not keep its thread: on an
 ``interruptible`` connection (the readers) SQLite's progress handler aborts the statements of a
-job whose caller is gone; a job not started yet is simply never run. The writer is not
+job whose caller is gone, and a job not started yet is never run. The writer is not
 interruptible: its commits run to the end whoever waits for them.
 """
 
