@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 from gateway.runtime.state import package_version
 from gateway.stores.file.faults import DIRECTORY_CHECK_SECONDS
 from tests.http.conftest import INTERNAL_TOKEN, post
+from tests.timing import Pauses
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -26,12 +27,14 @@ OBSERVE = """mutation($s: String!, $goal: String!) {
 def health_until(client: TestClient, reason: str) -> dict[str, Any]:
     """``/health`` once its reason mentions ``reason`` (the data directory is checked every
     second, and a check may run while a test changes the conditions)."""
-    deadline = time.monotonic() + 10 * DIRECTORY_CHECK_SECONDS
-    while True:
-        health: dict[str, Any] = client.get("/health").json()
-        if reason in (health["reason"] or "") or time.monotonic() > deadline:
-            return health
-        time.sleep(0.05)
+    started = time.monotonic()
+    with Pauses() as pauses:
+        while True:
+            health: dict[str, Any] = client.get("/health").json()
+            waited = pauses.running_since(started)
+            if reason in (health["reason"] or "") or waited > 10 * DIRECTORY_CHECK_SECONDS:
+                return health
+            time.sleep(0.05)
 
 
 def observe(client: TestClient, session: str) -> dict[str, Any]:

@@ -18,6 +18,7 @@ import uvicorn
 from gateway.http.limits import BodySizeLimit
 from gateway.http.serving import SPARE_DESCRIPTORS, HeadTimeoutProtocol, fit_open_file_limit
 from tests.http.conftest import post
+from tests.timing import once_within
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -82,7 +83,7 @@ async def test_a_body_that_does_not_arrive_in_time_answers_408() -> None:
     scope: dict[str, Any] = {"type": "http", "method": "POST", "headers": [], "path": "/graphql"}
     guard = BodySizeLimit(app, max_bytes=1000, timeout=0.05)
 
-    await asyncio.wait_for(guard(scope, trickle, send), WAIT)
+    await once_within(WAIT, guard(scope, trickle, send))
 
     assert sent[0]["status"] == 408
     assert not reached_app
@@ -125,13 +126,13 @@ async def serving() -> AsyncIterator[int]:
         yield port
     finally:
         server.should_exit = True
-        await asyncio.wait_for(task, WAIT)
+        await once_within(WAIT, task)
 
 
 async def closed_by_server(reader: asyncio.StreamReader) -> bytes:
     """Everything the server sent before it closed the connection."""
     received = b""
-    while chunk := await asyncio.wait_for(reader.read(4096), WAIT):
+    while chunk := await once_within(WAIT, reader.read(4096)):
         received += chunk
     return received
 
@@ -183,7 +184,7 @@ async def test_a_websocket_outlives_the_head_timeout() -> None:
         writer.write(handshake)
 
         received = b""
-        while b"late" not in received and (chunk := await asyncio.wait_for(reader.read(99), WAIT)):
+        while b"late" not in received and (chunk := await once_within(WAIT, reader.read(99))):
             received += chunk
         writer.close()
 

@@ -7,7 +7,6 @@ import time
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-import anyio
 import pytest
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
@@ -15,6 +14,7 @@ from starlette.websockets import WebSocketDisconnect
 from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
+from tests.timing import Pauses, once_within
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -70,8 +70,7 @@ def receive(ws: WebSocketTestSession) -> dict[str, Any]:
     """The next server message, failing instead of hanging when none comes."""
 
     async def guarded() -> Any:
-        with anyio.fail_after(HANG_GUARD_SECONDS):
-            return await ws._send_rx.receive()
+        return await once_within(HANG_GUARD_SECONDS, ws._send_rx.receive())
 
     message = ws.portal.call(guarded)
     if message["type"] == "websocket.close":
@@ -104,10 +103,12 @@ def subscriber(
 def wait_for_subscribers(app: Starlette, count: int) -> None:
     """The subscribe message is handled asynchronously: wait until the bus has the subscribers."""
     events = app.state.runtime.events
-    deadline = time.monotonic() + HANG_GUARD_SECONDS
-    while events.subscriber_count < count:
-        assert time.monotonic() < deadline, "the subscriptions never started"
-        time.sleep(0.001)
+    started = time.monotonic()
+    with Pauses() as pauses:
+        while events.subscriber_count < count:
+            waited = pauses.running_since(started)
+            assert waited < HANG_GUARD_SECONDS, "the subscriptions never started"
+            time.sleep(0.001)
 
 
 def event_of(message: dict[str, Any]) -> tuple[str, str]:

@@ -161,6 +161,33 @@ async def _unretried(secret: str | None, seconds: float) -> AsyncIterator[None]:
         raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
 
 
+async def _first_connection(driver: neo4j.AsyncDriver, seconds: float) -> None:
+    """Open the driver's first connection; a cancellation waits until the attempt ends.
+
+    The driver closes the socket of a connect that fails, not of one cancelled before the TCP
+    connection is established: that socket stays open until garbage collection (and warns
+    there).
+    So a cancellation (the caller's, the safety bound's, ``Runtime.aclose`` stopping a
+    reconnect) lets the driver end the attempt by its own timeouts, then propagates; only an
+    attempt still running ``seconds`` later is cancelled."""
+    attempt = asyncio.ensure_future(driver.verify_connectivity())
+    try:
+        await asyncio.shield(attempt)
+    except asyncio.CancelledError:
+        try:
+            await asyncio.wait({attempt}, timeout=seconds)
+        finally:
+            attempt.cancel()
+            attempt.add_done_callback(_retrieve)
+        raise
+
+
+def _retrieve(attempt: asyncio.Future[Any]) -> None:
+    """Take an abandoned attempt's outcome, so asyncio does not log it as never retrieved."""
+    if not attempt.cancelled():
+        attempt.exception()
+
+
 def _detail(exc: BaseException, secret: str | None) -> str:
     text = f"{type(exc).__name__}: {exc}".strip().rstrip(":")
     if isinstance(exc, TimeoutError):
@@ -386,7 +413,7 @@ class Neo4jStore(Walks):
         """
         # The acquisition timeout is what bounds a new connection as a whole (the driver's
         # Bolt handshake read has no bound of its own). The outer bounds are only a safety
-        # net: cancelling the driver mid-connect can leak its socket.
+        # net: cancelling the driver mid-connect leaks its socket (``_first_connection``).
         async with _driver_errors(password, connection_timeout, also=(ValueError,)):
             driver = AsyncGraphDatabase.driver(
                 uri,
@@ -405,7 +432,7 @@ class Neo4jStore(Walks):
         )
         try:
             async with _driver_errors(password, connection_timeout * 1.5):
-                await driver.verify_connectivity()
+                await _first_connection(driver, connection_timeout)
             await store.ensure_schema()
             await store._upgrade_search()
             await store._warm_plans()

@@ -33,6 +33,7 @@ from resolvers.observe import (
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from tests.resolvers.builders import execution_event, file_id
 from tests.stores.killing import KILL_ROUNDS, half_applied, run_until_killed, writer_script
+from tests.timing import once_within
 
 if TYPE_CHECKING:
     from _collections_abc import dict_items, dict_values
@@ -346,10 +347,13 @@ async def test_a_write_does_not_wait_for_the_snapshot_it_triggers(
 
     monkeypatch.setattr("gateway.stores.file.store.write_snapshot", blocked)
     store = await FileStore.open(tmp_path, snapshot_every=1)
+
+    async def write_on() -> None:
+        await executions(store, 10)  # crosses the threshold: the snapshot starts
+        await executions(store, 20)  # and writes go on while it is being written
+
     try:
-        async with asyncio.timeout(10):
-            await executions(store, 10)  # crosses the threshold: the snapshot starts
-            await executions(store, 20)  # and writes go on while it is being written
+        await once_within(10, write_on())
         during = file_names(tmp_path)
         before = await contents(store)
     finally:

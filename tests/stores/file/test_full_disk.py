@@ -18,6 +18,7 @@ from gateway.stores.file.faults import DIRECTORY_CHECK_SECONDS
 from gateway.stores.file.store import FileStore
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Label, NodeRecord
+from tests.timing import once_within
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -68,7 +69,8 @@ def node(number: int) -> NodeRecord:
 
 async def healthy(store: FileStore) -> None:
     """Return once ``ping`` passes (the directory check runs every second), or fail."""
-    async with asyncio.timeout(10 * DIRECTORY_CHECK_SECONDS):
+
+    async def poll() -> None:
         while True:
             try:
                 await store.ping()
@@ -76,6 +78,8 @@ async def healthy(store: FileStore) -> None:
                 await asyncio.sleep(0.05)
             else:
                 return
+
+    await once_within(10 * DIRECTORY_CHECK_SECONDS, poll())
 
 
 async def put(store: FileStore, number: int) -> None:

@@ -29,6 +29,7 @@ from resolvers.events import ExecutionObserved, FirstMessageObserved
 from resolvers.observe import observe_execution, observe_session_first_message
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from tests.stores.killing import KILL_ROUNDS, half_applied, run_until_killed, writer_script
+from tests.timing import once_within
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Iterator
@@ -276,7 +277,7 @@ async def test_a_waiter_that_gives_up_does_not_strand_the_open_group(
     await asyncio.sleep(0)  # the first hands the open group over to the second…
     waiting.cancel()  # …which gives up before it runs
 
-    await asyncio.wait_for(writing, timeout=5)
+    await once_within(5, writing)
     stored = await store.get_nodes(["Code:first", "Code:second"])
 
     assert waiting.cancelled()
