@@ -166,8 +166,7 @@ async def _first_connection(driver: neo4j.AsyncDriver, seconds: float) -> None:
 
     The driver closes the socket of a connect that fails, not of one cancelled before the TCP
     connection is established: that socket stays open until garbage collection (and warns
-    there).
-    So a cancellation (the caller's, the safety bound's, ``Runtime.aclose`` stopping a
+    there). So a cancellation (the caller's, the safety bound's, ``Runtime.aclose`` stopping a
     reconnect) lets the driver end the attempt by its own timeouts, then propagates; only an
     attempt still running ``seconds`` later is cancelled."""
     attempt = asyncio.ensure_future(driver.verify_connectivity())
