@@ -61,8 +61,18 @@ if TYPE_CHECKING:
 
 BASE = 800_000_000
 WARM_EVENTS = 30
-GATEWAY_PHASES = ("before", "begin", "prefetch", "rules", "apply", "commit", "after")
-RAW_PHASES = ("begin", "statement", "commit")
+GATEWAY_PHASES = (
+    "before",
+    "begin",
+    "prefetch",
+    "prefetch server",
+    "rules",
+    "apply",
+    "apply server",
+    "commit",
+    "after",
+)
+RAW_PHASES = ("begin", "statement", "server", "commit")
 
 
 class Clock:
@@ -72,11 +82,13 @@ class Clock:
         self.marks: dict[str, float] = {}
         self.spent: dict[str, float] = defaultdict(float)
         self.sends = 0
+        self.result: neo4j.AsyncResult | None = None
 
     def reset(self) -> None:
         self.marks.clear()
         self.spent.clear()
         self.sends = 0
+        self.result = None
 
     def mark(self, name: str) -> None:
         self.marks[name] = time.perf_counter()
@@ -96,6 +108,7 @@ def instrumented(clock: Clock) -> Iterator[None]:
     of socket sends (patched for the run, restored after)."""
     execute_write = neo4j.AsyncSession.execute_write
     fetch = _Neo4jTransaction._fetch
+    tx_run = neo4j.AsyncManagedTransaction.run
     sendall = AsyncBoltSocketBase.sendall
 
     async def timed_execute_write(self: Any, work: Any, *args: Any, **kwargs: Any) -> Any:
@@ -113,37 +126,53 @@ def instrumented(clock: Clock) -> Iterator[None]:
         finally:
             clock.mark("execute_end")
 
+    async def kept_run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        clock.result = await tx_run(self, *args, **kwargs)
+        return clock.result
+
     async def timed_fetch(self: Any, query: LiteralString, **params: Any) -> Any:
         started = time.perf_counter()
         try:
             return await fetch(self, query, **params)
         finally:
-            clock.spent[_statement_name(query)] += time.perf_counter() - started
+            name = _statement_name(query)
+            clock.spent[name] += time.perf_counter() - started
+            if clock.result is not None:  # its records are read: no round trip
+                clock.spent[name + " server"] += _server_seconds(await clock.result.consume())
+                clock.result = None
 
     async def counted_sendall(self: Any, data: Any) -> Any:
         clock.sends += 1
         return await sendall(self, data)  # type: ignore[no-untyped-call]
 
     neo4j.AsyncSession.execute_write = timed_execute_write  # type: ignore[method-assign,assignment]
+    neo4j.AsyncManagedTransaction.run = kept_run  # type: ignore[method-assign]
     _Neo4jTransaction._fetch = timed_fetch  # type: ignore[method-assign]
     AsyncBoltSocketBase.sendall = counted_sendall  # type: ignore[method-assign]
     try:
         yield
     finally:
         neo4j.AsyncSession.execute_write = execute_write  # type: ignore[method-assign]
+        neo4j.AsyncManagedTransaction.run = tx_run  # type: ignore[method-assign]
         _Neo4jTransaction._fetch = fetch  # type: ignore[method-assign]
         AsyncBoltSocketBase.sendall = sendall  # type: ignore[method-assign]
 
 
+def _server_seconds(summary: neo4j.ResultSummary) -> float:
+    return ((summary.result_available_after or 0) + (summary.result_consumed_after or 0)) / 1000
+
+
 def gateway_phases(clock: Clock, started: float, ended: float) -> dict[str, float]:
     marks, spent = clock.marks, clock.spent
-    statements = sum(spent.values())
+    statements = spent["prefetch"] + spent["apply"] + spent["other"]
     return {
         "before": marks["execute"] - started,
         "begin": marks["work"] - marks["execute"],
         "prefetch": spent["prefetch"],
+        "prefetch server": spent["prefetch server"],
         "rules": marks["work_end"] - marks["work"] - statements,
         "apply": spent["apply"] + spent["other"],
+        "apply server": spent["apply server"] + spent["other server"],
         "commit": marks["execute_end"] - marks["work_end"],
         "after": ended - marks["execute_end"],
     }
@@ -154,8 +183,9 @@ async def raw_event(
 ) -> None:
     async def work(tx: neo4j.AsyncManagedTransaction) -> None:
         started = time.perf_counter()
-        await (await tx.run(statement, params)).consume()
+        summary = await (await tx.run(statement, params)).consume()
         clock.spent["statement"] += time.perf_counter() - started
+        clock.spent["server"] += _server_seconds(summary)
 
     await session.execute_write(work)
 
@@ -165,6 +195,7 @@ def raw_phases(clock: Clock) -> dict[str, float]:
     return {
         "begin": marks["work"] - marks["execute"],
         "statement": clock.spent["statement"],
+        "server": clock.spent["server"],
         "commit": marks["execute_end"] - marks["work_end"],
     }
 
