@@ -43,7 +43,10 @@ def _rows(kind: LiteralString) -> LiteralString:
 
 
 def _each(kind: LiteralString, body: LiteralString) -> LiteralString:
-    return "UNWIND $rows AS row WITH row WHERE row.k = '" + kind + "' " + body
+    """``body`` once per row of block ``kind``. The rows are picked before they are unwound:
+    over ``UNWIND $rows … WHERE row.k = …`` the planner runs a block's index seeks for every
+    row of every block and filters after (a session's whole ``session_id`` range per row)."""
+    return "UNWIND " + _rows(kind) + " AS row " + body
 
 
 # --- PREFETCH ---------------------------------------------------------------------------------
@@ -73,7 +76,7 @@ _LISTINGS: Final[LiteralString] = " + ".join(
     "COLLECT { "
     + _each(
         "list",
-        f"AND row.label = '{label}' MATCH (n:{label} {{session_id: $session}}) "
+        f"WITH row WHERE row.label = '{label}' MATCH (n:{label} {{session_id: $session}}) "
         "WHERE n._sm_live RETURN n",
     )
     + " }"
@@ -85,7 +88,9 @@ PREFETCH: Final[LiteralString] = (
     # Locked before it is read: a concurrent writer's increment is then committed and seen.
     "SET c._sm_lock = true REMOVE c._sm_lock "
     "WITH c, c.seq AS before, COLLECT { "
-    + _each("step", f"AND NOT EXISTS {{ MATCH (s:{STEPS} {{id: row.id}}) }} RETURN row.id")
+    + _each(
+        "step", f"WITH row WHERE NOT EXISTS {{ MATCH (s:{STEPS} {{id: row.id}}) }} RETURN row.id"
+    )
     + " } AS missing "
     "SET c.seq = before + size(missing) "
     "WITH [i IN range(0, size(missing) - 1) | [missing[i], before + i + 1]] AS allocated, "

@@ -7,7 +7,7 @@ an auto-commit session), with the change feed appended as in the gateway (``Publ
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, LiteralString
 
 import pytest
 from neo4j.exceptions import Neo4jError
@@ -15,13 +15,17 @@ from neo4j.exceptions import Neo4jError
 from bench.writes import counting_statements as statements
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
+from gateway.stores.neo4j import plans
 from gateway.stores.neo4j.planned import PlannedTransaction
+from gateway.stores.neo4j.store import _Neo4jTransaction
 from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.records import Direction, EdgeType, Label
 from tests.resolvers import builders as b
 from tests.stores.neo4j.conftest import open_store
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from gateway.stores.neo4j import Neo4jStore
 
 PREFETCH_AND_APPLY = 2
@@ -172,3 +176,53 @@ async def test_a_node_another_session_creates_meanwhile_refuses_the_whole_write(
     assert refused.value.owner_session_id == "s2"
     assert await neo4j_store.session_node_ids("s1") == []
     assert len(await neo4j_store.session_node_ids("s2")) == 2
+
+
+async def _prefetch_profile(
+    store: Neo4jStore, monkeypatch: pytest.MonkeyPatch, write: Callable[[], Awaitable[object]]
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The profile of ``write``'s prefetch, run again under ``PROFILE`` (rolled back), and its
+    rows."""
+    seen: list[dict[str, Any]] = []
+    original = _Neo4jTransaction._fetch
+
+    async def keep(self: _Neo4jTransaction, query: LiteralString, **params: Any) -> Any:
+        if query == plans.PREFETCH:
+            seen.append(params)
+        return await original(self, query, **params)
+
+    with monkeypatch.context() as patched:
+        patched.setattr(_Neo4jTransaction, "_fetch", keep)
+        await write()
+    (params,) = seen
+    async with store._driver.session() as session:
+        tx = await session.begin_transaction()
+        summary = await (await tx.run("PROFILE " + plans.PREFETCH, params)).consume()
+        await tx.rollback()
+    assert summary.profile is not None
+    return summary.profile, params["rows"]
+
+
+def _hits(operator: dict[str, Any], detail: str) -> int:
+    """The database hits of the operators whose details name ``detail``."""
+    own = int(operator.get("dbHits", 0)) if detail in str(operator.get("args", {})) else 0
+    return own + sum(_hits(child, detail) for child in operator.get("children", []))
+
+
+async def test_a_prefetch_block_seeks_once_per_row_of_its_own(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await b.goal(neo4j_store)
+    await b.upload(neo4j_store, "data.csv")
+
+    profile, rows = await _prefetch_profile(
+        neo4j_store,
+        monkeypatch,
+        lambda: b.execution(neo4j_store, "e1", 10, produces=[("fig", 1)], reads_files=["data.csv"]),
+    )
+
+    versions = sum(1 for row in rows if row["k"] == "art")
+    assert versions == 1
+    assert len(rows) > 4
+    # The versions block looks the artifact up for its one row, not for every row of the event.
+    assert 0 < _hits(profile, "Artifact(artifact_id)") <= 2 * versions
