@@ -1,12 +1,15 @@
 """The read primitives as SQL over one connection (synchronous; run on its thread).
 
 Every list argument is passed as one JSON array (``json_each``): any length, one statement.
+A primitive of several statements (a page and its total, a chain position's two neighbours,
+a search's token ranges) reads them in one read transaction (``_one_snapshot``): a write
+committed in between cannot make its parts disagree.
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from gateway.stores.file.codec import Captured
 from gateway.stores.sqlite.schema import (
@@ -21,13 +24,35 @@ from resolvers.records import Direction, EdgeType, Label, NodeRecord, Page, Sear
 
 if TYPE_CHECKING:
     import sqlite3
-    from collections.abc import Iterable, Sequence
+    from collections.abc import Callable, Iterable, Sequence
 
     from resolvers.records import EdgeRecord
     from resolvers.store import ChainPosition
 
 _NODE = f"SELECT {NODE_COLUMNS} FROM nodes"
 _PLACEHOLDERS = 64
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def _one_snapshot(
+    read: Callable[Concatenate[sqlite3.Connection, P], T],
+) -> Callable[Concatenate[sqlite3.Connection, P], T]:
+    """``read``'s statements in one read transaction (inside a transaction already open, as a
+    write's, they are in that one)."""
+
+    def in_one(db: sqlite3.Connection, /, *args: P.args, **kwargs: P.kwargs) -> T:
+        if db.in_transaction:
+            return read(db, *args, **kwargs)
+        db.execute("BEGIN")
+        try:
+            return read(db, *args, **kwargs)
+        finally:
+            if db.in_transaction:  # a read's end: nothing to keep or undo
+                db.execute("ROLLBACK")
+
+    return in_one
 
 
 def _json(values: Iterable[str]) -> str:
@@ -114,6 +139,7 @@ def edges_among(
     return [edge_of(row) for row in rows]
 
 
+@_one_snapshot
 def list_nodes(
     db: sqlite3.Connection,
     labels: Sequence[Label] | None,
@@ -141,6 +167,7 @@ def list_nodes(
     return Page(items, total, offset + len(items) < total)
 
 
+@_one_snapshot
 def list_edges(
     db: sqlite3.Connection,
     types: Sequence[EdgeType],
@@ -190,6 +217,7 @@ def chain_members(
     return [node_of(row) for row in rows]
 
 
+@_one_snapshot
 def chain_neighbours(
     db: sqlite3.Connection, session_id: str, scope_key: str | None, position: ChainPosition
 ) -> tuple[NodeRecord | None, NodeRecord | None]:
@@ -266,6 +294,7 @@ def _matches(
     return " UNION ALL ".join(parts), arguments
 
 
+@_one_snapshot
 def search(
     db: sqlite3.Connection,
     terms: Sequence[str],
@@ -286,6 +315,7 @@ def search(
     return [SearchHit(node_of(row[:8]), row[8], row[9]) for row in rows]
 
 
+@_one_snapshot
 def search_ranked(
     db: sqlite3.Connection,
     terms: Sequence[str],
