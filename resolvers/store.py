@@ -27,11 +27,13 @@ A backend may also offer ``WalkReader``: a whole chain walk in one request, for 
 whose every primitive is a network round trip; ``TraceReader``: every primitive answer one hop
 of a provenance trace reads, in one request; and ``RankedSearch``: a search ranked and paged
 where the data is, so only the page crosses the network. ``SizedStore`` reports the
-bytes a store keeps on disk, for operators.
+bytes a store keeps on disk, for operators. ``ConsistentReader``: several reads that see one
+state of the store, for an answer composed of several reads (``one_state``).
 """
 
 from __future__ import annotations
 
+from contextlib import AbstractAsyncContextManager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
@@ -322,6 +324,26 @@ class GraphStore(GraphReader, Protocol):
     async def aclose(self) -> None:
         """Release files, locks, connections. Idempotent."""
         ...
+
+
+@runtime_checkable
+class ConsistentReader(Protocol):
+    """Optional: reads that all see one state of the store.
+
+    A backend offers it when a write can commit between two of its reads (reads on their own
+    connections, or threads); one whose reads do not interleave with writes (the log engine
+    reads its memory without letting a write in between) needs none."""
+
+    def consistent_view(self) -> AbstractAsyncContextManager[GraphReader]:
+        """A reader whose reads all see the state of the store when its first read ran."""
+        ...
+
+
+def one_state(store: GraphReader) -> AbstractAsyncContextManager[GraphReader]:
+    """``store``'s consistent view when it offers one, else ``store`` itself."""
+    if isinstance(store, ConsistentReader):
+        return store.consistent_view()
+    return nullcontext(store)
 
 
 @runtime_checkable

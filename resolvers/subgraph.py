@@ -30,6 +30,7 @@ from resolvers.records import (
     split_node_id,
 )
 from resolvers.resolve import in_scope
+from resolvers.store import one_state
 from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
@@ -98,17 +99,18 @@ async def session_subgraph(
     session_id = _check_id("sessionId", session_id)
     if not 1 <= first <= SUBGRAPH_MAX_FIRST:
         raise InvalidInputError("first", f"must be between 1 and {SUBGRAPH_MAX_FIRST}")
-    page = await store.list_nodes(session_id=session_id, limit=first)
-    nodes = list(page.items)
-    ids = [node.id for node in nodes]
-    edges = sorted(await store.edges_among(ids, ALL_EDGE_TYPES), key=_edge_order)
-    groups: list[ProductGroup] = []
-    if fold:
-        scopes = [node for node in nodes if _is_scope(node)]
-        products = await _scope_products(store, scopes, session_id)
-        produced = {(e.source, e.target) for e in edges if e.type is EdgeType.PRODUCES}
-        surrogates, groups = _fold(products, set(ids), produced)
-        edges = [*edges, *surrogates]
+    async with one_state(store) as view:  # the nodes and their edges from one moment
+        page = await view.list_nodes(session_id=session_id, limit=first)
+        nodes = list(page.items)
+        ids = [node.id for node in nodes]
+        edges = sorted(await view.edges_among(ids, ALL_EDGE_TYPES), key=_edge_order)
+        groups: list[ProductGroup] = []
+        if fold:
+            scopes = [node for node in nodes if _is_scope(node)]
+            products = await _scope_products(view, scopes, session_id)
+            produced = {(e.source, e.target) for e in edges if e.type is EdgeType.PRODUCES}
+            surrogates, groups = _fold(products, set(ids), produced)
+            edges = [*edges, *surrogates]
     return SessionGraph(nodes, edges, groups, page.total, page.truncated)
 
 

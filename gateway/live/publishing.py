@@ -25,7 +25,13 @@ from gateway.live.bus import GraphChange
 from gateway.live.feed import FeedSource, FeedTailer, FeedTransaction, encode_changes
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.records import EdgeRecord
-from resolvers.store import RankedSearch, SizedStore, TraceReader, WalkReader
+from resolvers.store import (
+    ConsistentReader,
+    RankedSearch,
+    SizedStore,
+    TraceReader,
+    WalkReader,
+)
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
@@ -56,6 +62,8 @@ class PublishingStore(ForwardedReads):
             self.search_ranked = store.search_ranked
         if isinstance(store, SizedStore):
             self.stored_bytes = store.stored_bytes
+        if isinstance(store, ConsistentReader):
+            self.consistent_view = store.consistent_view
         self._tailer = FeedTailer(store, bus) if isinstance(store, FeedSource) else None
 
     @asynccontextmanager

@@ -17,13 +17,14 @@ interruptible: its commits run to the end whoever waits for them.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 from concurrent.futures import ThreadPoolExecutor
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Iterator, Sequence
     from pathlib import Path
 
 T = TypeVar("T")
@@ -123,6 +124,7 @@ class Readers:
 
     def __init__(self, workers: Sequence[Worker]) -> None:
         self.workers = tuple(workers)
+        self._lent: set[Worker] = set()  # taken out by ``lend``: no other read goes there
 
     async def start(self) -> None:
         for worker in self.workers:
@@ -130,8 +132,24 @@ class Readers:
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """``function(connection, *args)`` on the thread of the least busy connection."""
-        worker = min(self.workers, key=attrgetter("in_hand"))
-        return await worker.run(function, *args)
+        return await self._least_busy().run(function, *args)
+
+    def _least_busy(self) -> Worker:
+        free = [worker for worker in self.workers if worker not in self._lent]
+        return min(free or self.workers, key=attrgetter("in_hand"))
+
+    @contextlib.contextmanager
+    def lend(self) -> Iterator[Worker]:
+        """The least busy connection, for the caller's reads alone while it is lent (when
+        every one is lent, it is shared)."""
+        worker = self._least_busy()
+        lent = worker not in self._lent
+        self._lent.add(worker)
+        try:
+            yield worker
+        finally:
+            if lent:
+                self._lent.discard(worker)
 
     async def aclose(self) -> None:
         for worker in self.workers:

@@ -49,7 +49,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable
     from pathlib import Path
 
-    from resolvers.store import GraphTransaction
+    from resolvers.store import GraphReader, GraphTransaction
 
 logger = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -80,6 +80,7 @@ class SqliteStore(Reads):
     """The embedded backend on SQLite. Use ``await SqliteStore.open(directory)``."""
 
     backend = Backend.FILE
+    _db: Readers
 
     def __init__(
         self, directory: Path, lock: DirectoryLock, writer: Worker, readers: Readers, point: Worker
@@ -260,6 +261,19 @@ class SqliteStore(Reads):
         failed, or the directory is gone, read-only or on a full disk)."""
         check_durable(closed=self._closed, problem=self._watch.problem or self._write_failure)
 
+    @asynccontextmanager
+    async def consistent_view(self) -> AsyncIterator[GraphReader]:
+        """Reads that all see one state (``ConsistentReader``): one reader connection, lent to
+        them alone, in one read transaction. It is ended on the connection's thread after
+        whatever ran there, even when the caller is cancelled, so the connection never keeps an
+        old state for the reads after it."""
+        with self._db.lend() as worker:
+            try:
+                await worker.run(_begin_read)
+                yield _ConsistentView(worker)
+            finally:
+                await asyncio.shield(worker.run(_end_read))
+
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""
         return await self._db.run(query)
@@ -352,6 +366,23 @@ def _undo_savepoint(db: sqlite3.Connection) -> bool:
 
 def _begin(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
+
+
+def _begin_read(db: sqlite3.Connection) -> None:
+    db.execute("BEGIN")  # the state is taken at its first read
+
+
+def _end_read(db: sqlite3.Connection) -> None:
+    if db.in_transaction:
+        db.execute("ROLLBACK")  # a read's end: nothing to keep or undo
+
+
+class _ConsistentView(Reads):
+    """The read primitives on one lent reader connection inside its read transaction (its
+    point reads on the event loop: nothing else runs on that connection meanwhile)."""
+
+    def __init__(self, worker: Worker) -> None:
+        self._db = self._point = worker
 
 
 def _commit_sql(db: sqlite3.Connection) -> None:

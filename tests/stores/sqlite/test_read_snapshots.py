@@ -1,4 +1,4 @@
-"""A SQLite read primitive of several statements sees one state of the store.
+"""A SQLite read primitive of several statements, and a snapshot's reads, see one state.
 
 A page and its total are two statements, a search reads a count and then the page: a write
 committed between them would make the answer disagree with itself (a total that is not the
@@ -8,20 +8,26 @@ before the primitive's second statement runs, and checks that the answer is stil
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
 import pytest
 
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
 from gateway.stores.sqlite import queries, writes
 from gateway.stores.sqlite.migrate import DATABASE_NAME
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import Label, NodeRecord, node_id
+from resolvers.store import one_state
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
+
+    from resolvers.store import GraphStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -91,3 +97,46 @@ def test_a_search_across_sessions_and_its_total_are_one_state(path: Path) -> Non
 
     assert statements >= 2
     assert page.total == len(page.items) == 1  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("published", [False, True], ids=["store", "as-the-gateway-wraps-it"])
+async def test_a_snapshot_reads_one_state_while_writes_commit(
+    tmp_path: Path, published: bool
+) -> None:
+    opened = await SqliteStore.open(tmp_path, fsync=False)
+    store: GraphStore = PublishingStore(opened, EventBus()) if published else opened
+    try:
+        await store.write("s1", lambda tx: tx.put_node(claim("first")))
+        async with one_state(store) as view:
+            before = await view.list_nodes(session_id="s1", limit=10)
+            await store.write("s1", lambda tx: tx.put_node(claim("late")))
+            again = await view.list_nodes(session_id="s1", limit=10)
+            found = await view.get_nodes([claim("late").id])
+        after = await store.list_nodes(session_id="s1", limit=10)
+    finally:
+        await opened.aclose()
+
+    assert [n.key for n in before.items] == [n.key for n in again.items] == ["first"]
+    assert found == [None]
+    assert [n.key for n in after.items] == ["late", "first"]
+
+
+async def test_a_cancelled_snapshot_leaves_no_old_state_behind(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path, fsync=False, readers=1)
+    try:
+
+        async def read_then_wait() -> None:
+            async with one_state(store) as view:
+                await view.list_nodes(session_id="s1", limit=10)
+                await asyncio.Event().wait()
+
+        reading = asyncio.ensure_future(read_then_wait())
+        await asyncio.sleep(0.1)
+        reading.cancel()
+        await asyncio.gather(reading, return_exceptions=True)
+        await store.write("s1", lambda tx: tx.put_node(claim("late")))
+        after = await store.list_nodes(session_id="s1", limit=10)
+    finally:
+        await store.aclose()
+
+    assert [n.key for n in after.items] == ["late"]
