@@ -187,8 +187,8 @@ class Runtime:
         session with journalled events queues behind them, so its order is kept — while
         Neo4j answers and replays them, by waiting up to ``neo4j_timeout`` for the last one
         (``Outbox.released``) and then writing; the others are written at once, also while
-        the outbox replays. An event journalled without being
-        applied is validated here instead: a replay could never apply an invalid one."""
+        the outbox replays. An event journalled without being applied is validated here
+        instead: a replay could never apply an invalid one."""
         if not self.state.enabled:
             raise MemoryGraphDisabledError()
         if not event.journalled or self.state.backend is Backend.FILE or self.outbox is None:
