@@ -202,6 +202,52 @@ async def test_a_replayed_session_is_released_while_others_still_replay(tmp_path
     assert (outbox.holds("slow"), outbox.pending) == (False, 0)
 
 
+async def test_a_write_waits_for_its_session_to_be_replayed_while_the_store_answers(
+    tmp_path: Path,
+) -> None:
+    outbox = await Outbox.open(tmp_path)
+    for number in range(2):
+        await outbox.append(_step("s1", number))
+    started, finish = asyncio.Event(), asyncio.Event()
+
+    async def apply(events: Sequence[Event]) -> None:
+        started.set()
+        await finish.wait()
+
+    outbox.resume()
+    drain = asyncio.create_task(outbox.drain(apply))
+    await started.wait()
+    waiting = asyncio.create_task(outbox.released("s1", 60.0))
+    other = await outbox.released("s2", 60.0)  # nothing journalled: free at once
+    await asyncio.sleep(0.01)
+    waited = waiting.done()
+    finish.set()
+    await drain
+    released = await waiting
+    await outbox.aclose()
+
+    assert (other, waited, released) == (True, False, True)
+
+
+async def test_no_write_waits_while_the_store_does_not_answer(tmp_path: Path) -> None:
+    outbox = await Outbox.open(tmp_path)
+    await outbox.append(_step("s1", 0))
+
+    async with asyncio.timeout(5):
+        before_resume = await outbox.released("s1", 60.0)
+        outbox.resume()
+        waiting = asyncio.create_task(outbox.released("s1", 60.0))
+        await asyncio.sleep(0.01)
+        outbox.pause()  # the replay stopped: the waiting write is journalled at once
+        after_pause = await waiting
+        outbox.resume()
+        timed_out = await outbox.released("s1", 0.01)
+    await outbox.aclose()
+
+    assert (before_resume, after_pause, timed_out) == (False, False, False)
+    assert outbox.holds("s1")
+
+
 async def test_a_journalled_record_that_is_not_an_event_stops_the_open_saying_where(
     tmp_path: Path,
 ) -> None:

@@ -5,13 +5,18 @@ from __future__ import annotations
 
 import itertools
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from gateway.runtime import replay
 from gateway.runtime.replay import apply_batch, apply_one
 from resolvers.events import ExecutionObserved, FirstMessageObserved, ProducedArtifact
 from resolvers.subgraph import session_subgraph
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    import pytest
+
     from resolvers.events import Event
     from resolvers.store import GraphStore
 
@@ -88,3 +93,43 @@ async def test_a_rejected_event_is_dropped_alone(store: GraphStore) -> None:
     nodes, _ = await graph_of(store, "s1")
     assert "ResearchGoal:goal:session:s1" in nodes
     assert "ToolCall:subtask:s1-e2" in nodes
+
+
+def count_writes(store: GraphStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The sessions of the store's write transactions, as they are opened."""
+    calls: list[str] = []
+    write = store.write
+
+    async def counted(session_id: str, work: Callable[[Any], Awaitable[Any]]) -> Any:
+        calls.append(session_id)
+        return await write(session_id, work)
+
+    monkeypatch.setattr(store, "write", counted)
+    return calls
+
+
+async def test_a_batch_is_one_transaction_while_it_is_within_its_time(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(replay, "BATCH_SECONDS", 3600.0)
+    writes = count_writes(store, monkeypatch)
+
+    await apply_batch(store, events("s1"))
+
+    assert writes == ["s1"]
+
+
+async def test_a_slow_batch_commits_in_turns_and_writes_the_same_graph(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Every event takes longer than a transaction may hold the session: one each.
+    for event in events("one"):
+        await apply_one(store, event)
+    monkeypatch.setattr(replay, "BATCH_SECONDS", 0.0)
+    writes = count_writes(store, monkeypatch)
+
+    await apply_batch(store, events("all"))
+
+    one, batched = await graph_of(store, "one"), await graph_of(store, "all")
+    assert writes == ["all"] * len(events("all"))
+    assert batched == tuple(sorted(item.replace("one", "all") for item in part) for part in one)

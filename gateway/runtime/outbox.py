@@ -6,8 +6,10 @@ session's in the order they were journalled, in batches of consecutive events of
 (one transaction each, ``gateway.runtime.replay``), several sessions at once — and then marks them
 consumed with an empty snapshot of the generation it drained, so a restart resumes after it.
 A session stops being held (``holds``) as soon as its last journalled event is applied, so its
-new writes go straight to the store while other sessions still replay. Applying an event is
-idempotent, so a drain interrupted half-way is simply repeated.
+new writes go straight to the store while other sessions still replay; while the store answers
+(``resume``, until ``pause``) a new write of a held session can wait for that moment
+(``released``) instead of being journalled behind the replay. Applying an event is idempotent,
+so a drain interrupted half-way is simply repeated.
 """
 
 from __future__ import annotations
@@ -57,6 +59,8 @@ class Outbox:
         self._pending = sessions.total()
         self._sessions = sessions  # journalled events per session, until they are applied
         self._draining = asyncio.Lock()
+        self._replaying = False  # the store answers: held sessions are being released
+        self._waiters: dict[str, asyncio.Event] = {}  # set when the session is released
         # Held while appending and while a drain counts and rotates: an append in flight at the
         # rotation would land in the drained generation uncounted and be dropped with it.
         self._appending = asyncio.Lock()
@@ -80,6 +84,30 @@ class Outbox:
         """Whether events of ``session_id`` are journalled and not yet drained: a new one must
         queue behind them to keep the session's order."""
         return self._sessions[session_id] > 0
+
+    def resume(self) -> None:
+        """The store answers again: the journal is being replayed, so a new write of a held
+        session may wait for it (``released``)."""
+        self._replaying = True
+
+    def pause(self) -> None:
+        """The store does not answer: nothing is released until ``resume``, so no write waits."""
+        self._replaying = False
+        for waiter in self._waiters.values():
+            waiter.set()
+        self._waiters.clear()
+
+    async def released(self, session_id: str, seconds: float) -> bool:
+        """Whether ``session_id`` holds no journalled event, waiting up to ``seconds`` for
+        the replay to apply its last one — only while the store answers (``resume``): a write
+        that waits instead of being journalled is acknowledged as soon as the journal ahead
+        of it is empty, and adds nothing to replay."""
+        if self._replaying and self.holds(session_id):
+            waiter = self._waiters.setdefault(session_id, asyncio.Event())
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(seconds):
+                    await waiter.wait()
+        return not self.holds(session_id)
 
     async def append(self, event: Event) -> None:
         """Journal ``event``; returns once it is durable."""
@@ -154,6 +182,9 @@ class Outbox:
         self._sessions[session_id] -= count
         if self._sessions[session_id] <= 0:
             del self._sessions[session_id]  # nothing journalled left: new writes go through
+            waiter = self._waiters.pop(session_id, None)
+            if waiter is not None:
+                waiter.set()
 
     def _read(self, count: int) -> list[bytes]:
         return list(itertools.islice(self._log.replay(after_generation=self._base), count))

@@ -7,13 +7,20 @@ open transaction (not committed by the event). When a batch cannot be applied wh
 is rejected (``DomainError``) or the store asks for a retry (a transient conflict) — it is rolled
 back and its events are applied one transaction each, as before: a rejected event is dropped
 alone and the others still count.
+
+A batch's transaction takes the events in order until ``BATCH_SECONDS`` are spent (at least
+one), commits, and the rest go in the next: the session's lock is held about that long at a
+time, so a writer of the same session in another replica (replaying its own journal of that
+session, say) never waits for a whole batch on a slow server — long enough to run out of
+time and stop its replay.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Final, TypeVar
 
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.errors import DomainError, StoreUnavailableError
@@ -28,6 +35,9 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
+
+BATCH_SECONDS: Final = 1.0
+"""How long one transaction of a batch takes further events (it holds the session's lock)."""
 
 
 class _BatchInterruptedError(Exception):
@@ -62,28 +72,49 @@ class _BatchStore(ForwardedReads):
 
 
 async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
-    """Apply consecutive events of one session, in one transaction when possible.
+    """Apply consecutive events of one session, in as few transactions as ``BATCH_SECONDS``
+    allow.
 
     ``StoreUnavailableError`` (other than a conflict worth a retry) propagates: the events stay
     journalled. A rejected event is logged and dropped: it was validated before it was queued,
     so a retry cannot fix it."""
-    if len(events) > 1:
-
-        async def apply_all(tx: GraphTransaction) -> None:
-            batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
-            for event in events:
-                await APPLY[type(event)](batch, event)
-
-        try:
-            await store.write(events[0].session_id, apply_all)
-            return
-        except StoreUnavailableError as exc:
-            if not exc.transient:
-                raise
-        except (DomainError, _BatchInterruptedError):
-            pass  # rolled back: one transaction per event below
-    for event in events:
+    start = 0
+    while len(events) - start > 1:
+        applied = await _apply_some(store, events[start:])
+        if applied == 0:
+            break  # rolled back: one transaction per event below
+        start += applied
+    for event in events[start:]:
         await apply_one(store, event)
+
+
+async def _apply_some(store: GraphStore, events: Sequence[Event]) -> int:
+    """Apply the first of ``events`` in one transaction, as many as ``BATCH_SECONDS`` allow
+    (at least one); how many, or 0 when it was rolled back (a rejected event, a conflict)."""
+    loop = asyncio.get_running_loop()
+    applied = 0
+
+    async def apply_all(tx: GraphTransaction) -> None:
+        nonlocal applied
+        batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
+        applied = 0
+        until = loop.time() + BATCH_SECONDS
+        for event in events:
+            await APPLY[type(event)](batch, event)
+            applied += 1
+            if loop.time() >= until:
+                return
+
+    try:
+        await store.write(events[0].session_id, apply_all)
+    except StoreUnavailableError as exc:
+        if not exc.transient:
+            raise
+    except (DomainError, _BatchInterruptedError):
+        pass
+    else:
+        return applied
+    return 0
 
 
 async def apply_one(store: GraphStore, event: Event) -> None:

@@ -184,18 +184,23 @@ class Runtime:
         (``Event.journalled``, the observes) is journalled instead when the selected Neo4j
         cannot take it, and answers ``StoreUnavailableError(queued=True)``; any other kind (the
         declares, which must validate against the graph) answers unreachable, not queued. A
-        session with journalled events queues behind them, so its order is kept; the others
-        are written at once, also while the outbox replays. An event journalled without being
-        applied is validated here instead: a replay could never apply an invalid one."""
+        session with journalled events queues behind them, so its order is kept — while
+        Neo4j answers and replays them, by waiting up to ``neo4j_timeout`` for the last one
+        (``Outbox.released``) and then writing; the others are written at once, also while
+        the outbox replays. An event journalled without being applied is validated here
+        instead: a replay could never apply an invalid one."""
         if not self.state.enabled:
             raise MemoryGraphDisabledError()
         if not event.journalled or self.state.backend is Backend.FILE or self.outbox is None:
             return await use_case(self.graph_store, event)
         neo4j = self._stores.get(Backend.NEO4J)
-        if neo4j is not None and not self.outbox.holds(event.session_id):
+        if neo4j is not None and await self.outbox.released(
+            event.session_id, self.settings.neo4j_timeout
+        ):
             try:
                 return await use_case(neo4j, event)
             except StoreUnavailableError as exc:
+                self.outbox.pause()  # until the supervisor finds Neo4j answering again
                 logger.warning("journalling a %s event: %s", event.kind, exc.message)
         else:
             validate_event(event)
@@ -267,8 +272,10 @@ class Runtime:
         try:
             # A ping first: a drain starts a new journal generation and reads the journal.
             await self._stores[Backend.NEO4J].ping()
+            self.outbox.resume()
             return await self.outbox.drain(self._apply_queued)
         except StoreUnavailableError as exc:
+            self.outbox.pause()
             logger.warning("outbox replay paused, neo4j unreachable: %s", exc.message)
             return None
 

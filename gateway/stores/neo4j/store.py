@@ -104,8 +104,9 @@ T = TypeVar("T")
 BACKEND: Final = Backend.NEO4J.value
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
 FEED_TRIM_BATCH: Final = 10_000
-WARM_ROWS: Final = (8,)
-"""Row counts the write statements are planned for at connect (plans are cached per size bucket)."""
+WARM_ROWS: Final = (8, 12)
+"""Row counts the write statements are planned for at connect: one of each size bucket Neo4j
+caches plans by (up to 10, up to 100) that most events' statements fall in."""
 _CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)  # deadlocks, lock timeouts
 WRITE_ATTEMPTS: Final = 3
 RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
@@ -441,21 +442,33 @@ class Neo4jStore(Walks):
         return store
 
     async def _warm_plans(self) -> None:
-        """Have Neo4j plan the two write statements now, in a transaction rolled back: a
-        cold plan cache (a new or restarted server) costs seconds per statement on a busy
-        machine, which the first writes would otherwise spend inside their time bound. A
-        server too busy to plan them in time is no reason to fail the connect."""
+        """Have Neo4j plan the write statements now, in transactions rolled back: a cold plan
+        cache (a new or restarted server) costs seconds per statement on a busy machine, which
+        the first writes would otherwise spend inside their time bound. A server too busy to
+        plan them in time is no reason to fail the connect.
+
+        Neo4j caches a plan per statement text, per parameter names and types, per bucketed
+        size of each list, and per whether the transaction had changes before the statement:
+        each statement is planned with exactly the parameters the write path gives it
+        (``planned``), for each size of ``WARM_ROWS``, the prefetch both first in its
+        transaction (one event) and after changes (the next event of a replayed batch)."""
         seconds = self._query_timeout * 3
-        params = {"session": "", "nul": "\x00", "spread": 0, "span": 0}
-        session = self._driver.session(database=self._database)
+        prefetch = {"session": "", "nul": "\x00"}
+        apply = {"session": "", "spread": 0, "span": 0}
         try:
-            async with self._errors(seconds), session:
-                tx = await session.begin_transaction(timeout=seconds)
-                for statement in (plans.PREFETCH, plans.APPLY):
-                    for size in WARM_ROWS:
-                        rows = [{"k": "warm"}] * size
-                        await (await tx.run(statement, {**params, "rows": rows})).consume()
-                await tx.rollback()
+            async with self._errors(seconds):
+                for size in WARM_ROWS:
+                    rows = [{"k": "warm"}] * size
+                    async with self._driver.session(database=self._database) as session:
+                        tx = await session.begin_transaction(timeout=seconds)
+                        # The first prefetch takes the counter of session "" (changes).
+                        for statement, params in (
+                            (plans.PREFETCH, prefetch),
+                            (plans.PREFETCH, prefetch),
+                            (plans.APPLY, apply),
+                        ):
+                            await (await tx.run(statement, {**params, "rows": rows})).consume()
+                        await tx.rollback()
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the write statements are not planned yet: %s", exc.message)
 
