@@ -24,7 +24,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator, Sequence
+    from collections.abc import AsyncIterator, Callable, Sequence
     from pathlib import Path
 
 T = TypeVar("T")
@@ -125,6 +125,8 @@ class Readers:
     def __init__(self, workers: Sequence[Worker]) -> None:
         self.workers = tuple(workers)
         self._lent: set[Worker] = set()  # taken out by ``lend``: no other read goes there
+        # One connection is never lent (unless there is only one): the other reads keep it.
+        self._lendable = asyncio.Semaphore(max(1, len(self.workers) - 1))
 
     async def start(self) -> None:
         for worker in self.workers:
@@ -138,18 +140,18 @@ class Readers:
         free = [worker for worker in self.workers if worker not in self._lent]
         return min(free or self.workers, key=attrgetter("in_hand"))
 
-    @contextlib.contextmanager
-    def lend(self) -> Iterator[Worker]:
-        """The least busy connection, for the caller's reads alone while it is lent (when
-        every one is lent, it is shared)."""
+    @contextlib.asynccontextmanager
+    async def lend(self) -> AsyncIterator[Worker]:
+        """The least busy connection, for the caller's reads alone until it is given back;
+        waits while as many are lent as may be."""
+        await self._lendable.acquire()
         worker = self._least_busy()
-        lent = worker not in self._lent
         self._lent.add(worker)
         try:
             yield worker
         finally:
-            if lent:
-                self._lent.discard(worker)
+            self._lent.discard(worker)
+            self._lendable.release()
 
     async def aclose(self) -> None:
         for worker in self.workers:

@@ -267,7 +267,7 @@ class SqliteStore(Reads):
         them alone, in one read transaction. It is ended on the connection's thread after
         whatever ran there, even when the caller is cancelled, so the connection never keeps an
         old state for the reads after it."""
-        with self._db.lend() as worker:
+        async with self._db.lend() as worker:
             try:
                 await worker.run(_begin_read)
                 yield _ConsistentView(worker)

@@ -140,3 +140,26 @@ async def test_a_cancelled_snapshot_leaves_no_old_state_behind(tmp_path: Path) -
         await store.aclose()
 
     assert [n.key for n in after.items] == ["late"]
+
+
+async def test_more_views_at_once_than_connections_wait_their_turn(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path, fsync=False, readers=3)
+    try:
+        await store.write("s1", lambda tx: tx.put_node(claim("first")))
+
+        async def view_twice() -> list[str]:
+            async with one_state(store) as view:
+                page = await view.list_nodes(session_id="s1", limit=10)
+                await asyncio.sleep(0.01)
+                (found,) = await view.get_nodes([page.items[0].id])
+                assert found is not None
+                return [node.key for node in page.items]
+
+        async def plain_read() -> list[str]:
+            return [node.key for node in (await store.list_nodes(session_id="s1", limit=10)).items]
+
+        answers = await asyncio.gather(*(view_twice() for _ in range(8)), plain_read())
+    finally:
+        await store.aclose()
+
+    assert answers == [["first"]] * 9
