@@ -273,23 +273,24 @@ def _report(timings: dict[str, dict[str, list[float]]], events: int, raws: int) 
     def ms(values: Sequence[float]) -> str:
         return f"{statistics.median(values) * 1000:.2f}"
 
+    def table(row: str, phases: Sequence[str], values: dict[str, list[float]]) -> list[str]:
+        return [
+            "| | " + " | ".join(phases) + " | total | CPU | sends |",
+            "|---|" + "---|" * (len(phases) + 3),
+            f"| {row} | "
+            + " | ".join(ms(values[name]) for name in phases)
+            + f" | {ms(values['total'])} | {ms(values['cpu'])} | "
+            f"{statistics.median(values['sends']):.0f} |",
+        ]
+
     gateway, raw = timings["gateway"], timings["raw"]
     lines = [
         f"p50 per event, ms ({len(gateway['total'])} gateway events of {events}, "
         f"{len(raw['total'])} raw of {raws}; the first {WARM_EVENTS} of each not counted)",
         "",
-        "| | " + " | ".join(GATEWAY_PHASES) + " | total | CPU | sends |",
-        "|---|" + "---|" * (len(GATEWAY_PHASES) + 3),
-        "| gateway use case | "
-        + " | ".join(ms(gateway[name]) for name in GATEWAY_PHASES)
-        + f" | {ms(gateway['total'])} | {ms(gateway['cpu'])} | "
-        f"{statistics.median(gateway['sends']):.0f} |",
+        *table("gateway use case", GATEWAY_PHASES, gateway),
         "",
-        "| | " + " | ".join(RAW_PHASES) + " | total | CPU | sends |",
-        "|---|" + "---|" * (len(RAW_PHASES) + 3),
-        "| raw statement | "
-        + " | ".join(ms(raw[name]) for name in RAW_PHASES)
-        + f" | {ms(raw['total'])} | {ms(raw['cpu'])} | {statistics.median(raw['sends']):.0f} |",
+        *table("raw statement", RAW_PHASES, raw),
     ]
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     lines += ["", f"load average after: {load}"]
