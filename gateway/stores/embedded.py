@@ -17,7 +17,7 @@ from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.file.store import FileStore
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
-from gateway.stores.sqlite.store import SqliteStore
+from gateway.stores.sqlite.store import READERS, SqliteStore
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -36,9 +36,8 @@ async def open_embedded_store(
     ``heavy_readers``: the heavy queries the gateway runs at once (SQLite gives reads one
     connection more than that)."""
     if engine == "sqlite":
-        if heavy_readers is None:
-            return await SqliteStore.open(directory, fsync=fsync)
-        return await SqliteStore.open(directory, fsync=fsync, readers=heavy_readers + 1)
+        readers = READERS if heavy_readers is None else heavy_readers + 1
+        return await SqliteStore.open(directory, fsync=fsync, readers=readers)
     if (directory / DATABASE_NAME).exists():
         raise EngineMismatchError(
             f"the graph in {directory} was migrated to the SQLite engine: set "

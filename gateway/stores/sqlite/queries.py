@@ -45,14 +45,22 @@ def _one_snapshot(
     def in_one(db: sqlite3.Connection, /, *args: P.args, **kwargs: P.kwargs) -> T:
         if db.in_transaction:
             return read(db, *args, **kwargs)
-        db.execute("BEGIN")
+        begin_read(db)
         try:
             return read(db, *args, **kwargs)
         finally:
-            if db.in_transaction:  # a read's end: nothing to keep or undo
-                db.execute("ROLLBACK")
+            end_read(db)
 
     return in_one
+
+
+def begin_read(db: sqlite3.Connection) -> None:
+    db.execute("BEGIN")  # the state is taken at its first read
+
+
+def end_read(db: sqlite3.Connection) -> None:
+    if db.in_transaction:
+        db.execute("ROLLBACK")  # a read's end: nothing to keep or undo
 
 
 def _json(values: Iterable[str]) -> str:

@@ -269,10 +269,10 @@ class SqliteStore(Reads):
         old state for the reads after it."""
         async with self._db.lend() as worker:
             try:
-                await worker.run(_begin_read)
+                await worker.run(queries.begin_read)
                 yield _ConsistentView(worker)
             finally:
-                await asyncio.shield(worker.run(_end_read))
+                await asyncio.shield(worker.run(queries.end_read))
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""
@@ -366,15 +366,6 @@ def _undo_savepoint(db: sqlite3.Connection) -> bool:
 
 def _begin(db: sqlite3.Connection) -> None:
     db.execute("BEGIN IMMEDIATE")
-
-
-def _begin_read(db: sqlite3.Connection) -> None:
-    db.execute("BEGIN")  # the state is taken at its first read
-
-
-def _end_read(db: sqlite3.Connection) -> None:
-    if db.in_transaction:
-        db.execute("ROLLBACK")  # a read's end: nothing to keep or undo
 
 
 class _ConsistentView(Reads):
