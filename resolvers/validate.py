@@ -14,6 +14,9 @@ paths, links, titles, identifiers, locators and each author or topic at most
 ``MAX_NAME_LENGTH``; prose (objectives, abstracts, contents, summaries) at most
 ``MAX_TEXT_LENGTH``. A list's text items may never be empty.
 
+Numbers are finite: a ``NaN`` or infinity anywhere inside a value (``resolvers.values``) is
+refused, as JSON has none to answer with.
+
 Links (a Paper ``link``, ``sourcePaperLink``) are clickable in the playground and explorer: one
 whose scheme runs code or reads the viewer's machine (``javascript:``, ``data:``…) is refused.
 
@@ -25,12 +28,14 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from resolvers.errors import InvalidInputError
 from resolvers.links import normalize_link
+from resolvers.values import check_finite
 
 if TYPE_CHECKING:
     from resolvers.events import ToolCallObserved
@@ -159,6 +164,8 @@ def _check(name: str, value: Any, path: str) -> None:
         check_text(name, value, path)
     elif isinstance(value, int):
         _check_number(name, value, path)
+    elif isinstance(value, float | Mapping):
+        check_finite(value, path)
     elif isinstance(value, tuple | list):
         if len(value) > MAX_LIST_LENGTH:
             raise InvalidInputError(path, f"at most {MAX_LIST_LENGTH} items")

@@ -12,15 +12,16 @@ import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gateway.exports.prov import caption, to_prov
 from resolvers.errors import NodeNotFoundError, QueryLimitExceededError
 from resolvers.records import EdgeType, Label
 from resolvers.validate import check_text
+from resolvers.values import finite_json
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Sequence
+    from collections.abc import Callable, Mapping, Sequence
 
     from resolvers.records import EdgeRecord, NodeRecord
     from resolvers.store import GraphReader
@@ -137,7 +138,7 @@ def to_graphml(records: SessionRecords) -> str:
             node.session_id,
             node.created_at.isoformat(),
             caption(node),
-            json.dumps(dict(node.props), sort_keys=True, default=str),
+            _json_text(node.props),
         )
         for (key_id, _), value in zip(_NODE_KEYS, values, strict=True):
             _data(element, key_id, value)
@@ -146,9 +147,14 @@ def to_graphml(records: SessionRecords) -> str:
         element = ET.SubElement(graph, _tag("edge"), attributes)
         _data(element, "type", edge.type.value)
         if edge.props:
-            _data(element, "edge_props", json.dumps(dict(edge.props), sort_keys=True, default=str))
+            _data(element, "edge_props", _json_text(edge.props))
     ET.indent(root)
     return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+
+
+def _json_text(props: Mapping[str, Any]) -> str:
+    """Properties as JSON text; a stored non-finite number, which JSON lacks, as ``null``."""
+    return json.dumps(finite_json(dict(props)), sort_keys=True, default=str)
 
 
 def _tag(name: str) -> str:

@@ -26,6 +26,7 @@ from prov.constants import PROV_LABEL, PROV_TYPE
 from prov.model import PROV, ProvDocument
 
 from resolvers.records import EdgeType, Label, stored_time
+from resolvers.values import finite_json
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -213,7 +214,9 @@ _RELATIONS: dict[EdgeType, Callable[[_Mapper, EdgeRecord], None]] = {
 
 
 def _literal(value: Any) -> Any:
-    """PROV attribute values are scalars; lists and maps travel as JSON text."""
+    """PROV attribute values are scalars; lists and maps travel as JSON text. A non-finite
+    float scalar is PROV's own ``xsd:double`` literal (``NaN``, ``INF``, ``-INF``); inside
+    JSON text, which has none, it is ``null``."""
     if isinstance(value, str | int | float | bool):
         return value
-    return json.dumps(value, sort_keys=True, default=str)
+    return json.dumps(finite_json(value), sort_keys=True, default=str)

@@ -38,6 +38,7 @@ from gateway.schema.nodes import excerpt
 from resolvers import chains, declare, memory, provenance, resolve, search
 from resolvers.errors import DomainError, InvalidInputError
 from resolvers.events import Alias, ArtifactAlias, ClaimDeclared, EvidenceDeclared, from_input
+from resolvers.values import finite_json
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Mapping
@@ -403,6 +404,8 @@ def _invalid(exc: ValidationError) -> InvalidInputError:
 
 
 def _result(payload: Payload, *, error: bool) -> types.CallToolResult:
+    # A stored non-finite number is null, as in every answer: JSON has no NaN.
+    payload = finite_json(payload)
     text = json.dumps(payload, ensure_ascii=False, default=str)
     return types.CallToolResult(
         content=[types.TextContent(type="text", text=text)],

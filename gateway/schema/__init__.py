@@ -27,6 +27,7 @@ from gateway.schema.memory import MEMORY_TYPES, MemoryMutation, MemoryQuery
 from gateway.schema.mutations import GraphMutation
 from gateway.schema.nodes import NODE_TYPES
 from gateway.schema.queries import GraphQuery
+from gateway.schema.scalars import SCALAR_OVERRIDES
 from gateway.schema.subscriptions import GraphSubscription
 
 if TYPE_CHECKING:
@@ -73,6 +74,7 @@ def build_schema(
         types=[*NODE_TYPES.values(), *MEMORY_TYPES],
         exception_handlers=EXCEPTION_HANDLERS,
         execution_context_class=LeanExecution,
+        scalar_overrides=SCALAR_OVERRIDES,
         extensions=[
             # Factories: a fresh extension per request; the parse and validation caches
             # behind CachedParse/ValidationCache are shared.

@@ -19,17 +19,20 @@ with a ``resolve`` hook must say so with ``RESOLVES_ROOT_FIELDS_ONLY = True`` (t
 nested fields straight through), else the short path is off for the whole request. Anything
 unusual — ``None`` for a non-null field, a value the type cannot serialise, ``@defer`` or
 ``@stream``, a ``strawberry.cast`` object — takes the long path, which raises what it always
-did. ``tests/graphql/test_execution.py`` compares the answers with the stock executor's.
+did (but answers a non-finite number, which JSON lacks, as ``null``: ``complete_leaf_value``).
+``tests/graphql/test_execution.py`` compares the answers with the stock executor's.
 """
 
 from __future__ import annotations
 
+import math
 import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Final
 
 from graphql import (
     GraphQLEnumType,
+    GraphQLError,
     GraphQLID,
     GraphQLInterfaceType,
     GraphQLList,
@@ -99,6 +102,19 @@ class LeanExecution(StrawberryGraphQLCoreExecutionContext):
             resolves_root_fields_only(middleware) for middleware in manager.middlewares
         )
         self._objects: dict[int, _Plans | None] = {}
+
+    @staticmethod
+    def complete_leaf_value(return_type: GraphQLLeafType, result: Any) -> Any:
+        """A leaf as graphql-core completes it, except a non-finite number (an older data
+        directory, another tool's write into Neo4j) in a typed field, which JSON cannot hold:
+        it answers ``null``, as inside a ``JSON`` value, instead of an error for the field.
+        Checked only when serialising fails, so the usual leaf costs nothing more."""
+        try:
+            return StrawberryGraphQLCoreExecutionContext.complete_leaf_value(return_type, result)
+        except GraphQLError:
+            if isinstance(result, float) and not math.isfinite(result):
+                return None
+            raise
 
     def complete_abstract_value(
         self,

@@ -7,7 +7,6 @@ relationship fields go through the request's DataLoaders.
 from __future__ import annotations
 
 import dataclasses
-import math
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -43,42 +42,10 @@ _BASE_FIELDS = frozenset(
 )
 
 
-class NonFinite(float):
-    """A ``NaN`` or infinite property value (JSON has none; an imported graph or Neo4j may
-    hold one). The response encoder refuses this type and falls back to ``json.dumps``, which
-    writes it as it always has (``NaN``, ``Infinity``), while every finite answer is encoded
-    by the faster msgspec (``gateway.http.app.GatewayGraphQL.encode_json``)."""
-
-
 def json_properties(props: Mapping[str, Any]) -> JSON:
-    """A copy of stored properties for a ``properties`` field, non-finite floats marked."""
-    copied = dict(props)
-    if not all(map(_finite, copied.values())):
-        copied = _marked(copied)
-    return JSON(copied)
-
-
-def _finite(value: Any) -> bool:
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return True
-    if isinstance(value, float):
-        return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(map(_finite, value.values()))
-    if isinstance(value, list | tuple):
-        return all(map(_finite, value))
-    return True
-
-
-def _marked(value: Any) -> Any:
-    if isinstance(value, float) and not math.isfinite(value):
-        return NonFinite(value)
-    if isinstance(value, dict):
-        return {name: _marked(item) for name, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [_marked(item) for item in value]
-    return value
+    """A copy of stored properties for a ``properties`` field (the ``JSON`` scalar answers a
+    non-finite number in it as ``null``: ``gateway.schema.scalars``)."""
+    return JSON(dict(props))
 
 
 def excerpt(record: NodeRecord) -> str:

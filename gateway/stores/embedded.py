@@ -18,6 +18,8 @@ from gateway.stores.file.store import FileStore
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
 from gateway.stores.sqlite.store import READERS, SqliteStore
+from resolvers.errors import InvalidInputError
+from resolvers.values import check_finite, finite_json
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -56,14 +58,16 @@ async def capture_embedded(store: FileStore | SqliteStore) -> Captured:
 
 async def export_graph(store: FileStore | SqliteStore, output: Path) -> int:
     """Write every record of ``store`` to ``output`` as JSON lines, one op a line (the log
-    engine's snapshot ops, ``gateway.stores.file.codec``); the number of lines."""
+    engine's snapshot ops, ``gateway.stores.file.codec``); the number of lines. A stored
+    non-finite number, which JSON lacks, is written as ``null``, so every line is JSON that
+    ``import_graph`` and any other reader accept."""
     captured = await capture_embedded(store)
 
     def write() -> int:
         count = 0
         with output.open("wb") as file:
             for op in snapshot_ops(captured):
-                file.write(encode(op) + b"\n")
+                file.write(encode(finite_json(op)) + b"\n")
                 count += 1
         return count
 
@@ -73,7 +77,9 @@ async def export_graph(store: FileStore | SqliteStore, output: Path) -> int:
 async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> int:
     """Build the SQLite database of an empty ``directory`` from JSON lines written by
     ``export_graph``; the number of records. Raises ``ValueError`` naming the line of a bad
-    record, ``FileExistsError`` when the directory already holds a graph."""
+    record (one holding a ``NaN`` or infinity, which JSON lacks, names the field too),
+    ``FileExistsError`` when the directory already holds a graph. Nothing is built unless
+    every line is good."""
 
     def build() -> int:
         if (directory / DATABASE_NAME).exists() or log_files(directory):
@@ -85,7 +91,11 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                 if not line.strip():
                     continue
                 try:
-                    apply_op(graph, decode(line), strings)
+                    op = decode(line)
+                    check_finite(op, "")
+                    apply_op(graph, op, strings)
+                except InvalidInputError as exc:
+                    raise ValueError(f"{source}, line {number}: {exc.message}") from exc
                 except (ValueError, KeyError, TypeError) as exc:
                     raise ValueError(
                         f"{source}, line {number}: not a graph record ({exc})"

@@ -3,7 +3,12 @@ that every call answers what the GraphQL field of the same use case answers."""
 
 from __future__ import annotations
 
+import dataclasses
+import json
+import math
 from typing import TYPE_CHECKING, Any
+
+import mcp_types
 
 from gateway.mcp.tools import Caller, Role, in_tool_words
 from resolvers.memory import record_memory
@@ -13,6 +18,7 @@ from tests.memory import factories
 
 if TYPE_CHECKING:
     from gateway.runtime.state import Runtime
+    from resolvers.store import GraphStore
     from tests.conftest import GraphQLClient
 
 S = "s-mcp"
@@ -264,3 +270,28 @@ async def test_recall_and_lessons_read_the_research_memory(runtime: Runtime) -> 
     assert [record["finding"] for record in findings["records"]] == ["TP53 loss in glioma"]
     assert [record["issue"] for record in lessons["records"]] == ["GEO timeout"]
     assert (bad["code"], bad["field"]) == ("INVALID_INPUT", "topic")
+
+
+async def test_a_stored_non_finite_value_is_answered_as_null(
+    runtime: Runtime, gql: GraphQLClient, store: GraphStore
+) -> None:
+    await b.execution(gql, S, "exec-1", 10, artifacts=[b.artifact("fig", 1)])
+    (fig,) = await store.get_nodes(["Artifact:fig#v1"])
+    assert fig is not None
+    async with store.transaction(S) as tx:
+        odd = {"score": math.nan, "range": [1.5, math.inf]}
+        await tx.put_node(dataclasses.replace(fig, props={**fig.props, **odd}))
+
+    async with connected(runtime) as client:
+        result = await client.call_tool("query_graph", {"session_id": S, "node_id": "fig"})
+
+    (content,) = result.content
+    assert isinstance(content, mcp_types.TextContent)
+    (node,) = json.loads(content.text, parse_constant=_refuse)["nodes"]
+    assert (node["properties"]["score"], node["properties"]["range"]) == (None, [1.5, None])
+    (structured,) = answer(result)["nodes"]
+    assert structured["properties"]["score"] is None
+
+
+def _refuse(token: str) -> Any:
+    raise ValueError(f"not JSON: {token}")

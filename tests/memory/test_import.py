@@ -84,3 +84,24 @@ async def test_a_line_repeated_in_the_file_is_imported_once(
 async def test_a_missing_file_raises(memory_store: MemoryStore, tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         await import_findings(memory_store, tmp_path / "absent.jsonl")
+
+
+async def test_a_line_holding_a_non_finite_number_is_reported_with_the_field(
+    memory_store: MemoryStore, tmp_path: Path
+) -> None:
+    path = tmp_path / "findings.jsonl"
+    good = (
+        '{"type": "pitfall", "date": "2025-06-01", "tags": [], "project": "onco", '
+        '"context": "c", "issue": "i", "fix": "f"'
+    )
+    path.write_text(f'{good}, "score": NaN}}\n{good}, "ranks": [1, -Infinity]}}\n{good}}}\n')
+
+    report = await import_findings(memory_store, path)
+
+    assert report.imported == 1
+    assert [(bad.line, bad.reason.split(":")[0]) for bad in report.bad_lines] == [
+        (1, "score"),
+        (2, "ranks[1]"),
+    ]
+    assert "finite" in report.bad_lines[0].reason
+    assert len(await memory_store.all_records()) == 1

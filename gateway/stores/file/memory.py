@@ -42,6 +42,7 @@ from gateway.stores.file.faults import check_still_linked, disk_fault
 from resolvers.errors import InvalidInputError, StoreUnavailableError, StoreWriteError
 from resolvers.memory.records import prepare_record, record_from_dict, record_to_dict
 from resolvers.records import Backend
+from resolvers.values import check_finite
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -82,12 +83,16 @@ def encode_line(record: MemoryRecord) -> bytes:
     return (json.dumps(record_to_dict(record), ensure_ascii=False) + "\n").encode("utf-8")
 
 
-def decode_line(line: bytes) -> MemoryRecord:
+def decode_line(line: bytes, *, finite: bool = False) -> MemoryRecord:
     """The prepared record of one line; raises ``ValueError`` (bad JSON or UTF-8) or
-    ``InvalidInputError`` (not a valid record)."""
+    ``InvalidInputError`` (not a valid record). With ``finite`` (an import), a line holding a
+    ``NaN`` or infinity anywhere, which JSON lacks, is not a valid record either; the store's
+    own lines are read as they were written."""
     data = json.loads(line.decode("utf-8-sig"))
     if not isinstance(data, dict):
         raise InvalidInputError(None, "a line must hold a JSON object")
+    if finite:
+        check_finite(data, "")
     return prepare_record(record_from_dict(data))
 
 

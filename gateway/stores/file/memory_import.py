@@ -1,8 +1,9 @@
 """``import_findings``: bring an existing ``findings.jsonl`` into any ``MemoryStore``.
 
 * Tolerant: a line that is not a valid record (bad JSON, not UTF-8, unknown type, empty required
-  text, …) is not imported and is reported with its line number and the reason; the other lines
-  are imported. Blank lines are ignored. Nothing is dropped without a report.
+  text, a ``NaN`` or infinity anywhere, …) is not imported and is reported with its line number
+  and the reason; the other lines are imported. Blank lines are ignored. Nothing is dropped
+  without a report.
 * Idempotent: ids are deterministic (``resolvers.memory.records.record_id``), so a record already
   stored — or repeated in the file — is counted as already present and not written again;
   importing the same file twice adds nothing the second time.
@@ -53,7 +54,7 @@ def parse_findings(data: bytes) -> tuple[list[MemoryRecord], list[BadLine]]:
         if not line.strip():
             continue
         try:
-            records.append(decode_line(line))
+            records.append(decode_line(line, finite=True))
         except (ValueError, InvalidInputError) as exc:
             bad_lines.append(BadLine(number, bad_line_reason(exc)))
     return records, bad_lines

@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-from typing import TYPE_CHECKING
+import json
+import math
+import re
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from gateway.cli import main as cli
 from gateway.settings import Settings
 from gateway.stores.embedded import capture_embedded, export_graph, import_graph
+from gateway.stores.file.store import FileStore
 from gateway.stores.sqlite.store import SqliteStore
 from tests.stores.sqlite.test_migrate_log import normalised, write_log_store
 
@@ -73,3 +77,80 @@ async def test_the_commands_round_trip(
     assert (exported, imported, again) == (0, 0, 1)
     assert "already holds a graph" in capsys.readouterr().err
     assert normalised(found) == normalised(expected)
+
+
+def strict(text: str) -> Any:
+    """``json.loads`` refusing the bare ``NaN``/``Infinity`` tokens, as ``JSON.parse`` does."""
+
+    def refuse(token: str) -> Any:
+        raise ValueError(f"not JSON: {token}")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+async def test_a_stored_non_finite_value_is_exported_as_null(tmp_path: Path) -> None:
+    await write_log_store(tmp_path / "old")
+    store = await FileStore.open(tmp_path / "old")
+    goal_id = "ResearchGoal:goal:session:s1"
+    (goal,) = await store.get_nodes([goal_id])
+    assert goal is not None
+    odd = {"score": math.nan, "range": [1.5, -math.inf]}
+    async with store.transaction("s1") as tx:
+        await tx.put_node(dataclasses.replace(goal, props={**goal.props, **odd}))
+    lines = tmp_path / "graph.jsonl"
+
+    await export_graph(store, lines)
+    await store.aclose()
+    imported = await import_graph(tmp_path / "new", lines)
+    fresh = await SqliteStore.open(tmp_path / "new")
+    (found,) = await fresh.get_nodes([goal_id])
+    await fresh.aclose()
+
+    records = [strict(line) for line in lines.read_text().splitlines()]
+    (written,) = [record for record in records if record.get("id") == goal_id]
+    assert {name: written["props"][name] for name in odd} == {"score": None, "range": [1.5, None]}
+    assert imported == len(records)
+    assert found is not None
+    assert (found.get("score"), found.get("range")) == (None, [1.5, None])
+
+
+GOAL_LINE = (
+    '{"op": "n", "id": "ResearchGoal:goal:session:s1", "label": "ResearchGoal", '
+    '"key": "goal:session:s1", "session": "s1", "created": "2026-01-01T00:00:00+00:00", '
+    '"props": %s, "seq": 0}'
+)
+
+
+@pytest.mark.parametrize(
+    ("props", "field"),
+    [
+        ('{"score": NaN}', "props.score"),
+        ('{"range": [1.5, -Infinity]}', "props.range[1]"),
+        ('{"m": {"deep": [1e400]}}', "props.m.deep[0]"),
+    ],
+)
+async def test_an_import_holding_a_non_finite_number_names_line_and_field(
+    tmp_path: Path, props: str, field: str
+) -> None:
+    lines = tmp_path / "graph.jsonl"
+    lines.write_text('{"op": "q", "session": "s1", "value": 1}\n' + GOAL_LINE % props + "\n")
+
+    with pytest.raises(ValueError, match=rf"line 2: {re.escape(field)}: must be a finite number"):
+        await import_graph(tmp_path / "graph", lines)
+
+    assert not (tmp_path / "graph" / "graph.sqlite3").exists()
+
+
+def test_the_import_command_says_which_line_holds_a_non_finite_number(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    lines = tmp_path / "graph.jsonl"
+    lines.write_text(GOAL_LINE % '{"score": Infinity}' + "\n")
+    settings = Settings(data_dir=tmp_path / "data", file_engine="sqlite")
+    monkeypatch.setattr(cli, "load_settings", lambda: settings)
+
+    code = cli.main(["import-graph", str(lines)])
+
+    assert code == 1
+    assert "line 1: props.score: must be a finite number" in capsys.readouterr().err
+    assert not (tmp_path / "data" / "graph" / "graph.sqlite3").exists()
