@@ -10,6 +10,7 @@ import math
 from typing import TYPE_CHECKING, Any
 
 import pytest
+from graphql import GraphQLScalarType
 
 from gateway.http.app import encode_json
 from gateway.schema.nodes import json_properties
@@ -17,6 +18,8 @@ from resolvers.records import Label, node_id
 from tests import builders as b
 
 if TYPE_CHECKING:
+    import strawberry
+
     from resolvers.store import GraphStore
     from tests.conftest import GraphQLClient
 
@@ -91,3 +94,13 @@ async def test_a_stored_non_finite_property_is_answered_as_null(
     (stored,) = data["subgraph"]["nodes"]
     assert {name: stored["properties"][name] for name in NULLED} == NULLED
     assert strict(encode_json({"data": data}))["data"] == data
+
+
+def test_a_json_argument_holding_a_non_finite_number_is_refused(schema: strawberry.Schema) -> None:
+    scalar = schema._schema.type_map["JSON"]
+    assert isinstance(scalar, GraphQLScalarType)
+
+    with pytest.raises(ValueError, match=r"a\.b\[1\] must be a finite number"):
+        scalar.parse_value({"a": {"b": [1, math.inf]}})
+
+    assert scalar.parse_value({"a": [1.5]}) == {"a": [1.5]}
