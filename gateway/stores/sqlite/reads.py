@@ -64,6 +64,19 @@ class Reads:
             return self._point.call(queries.expand, ids, edge_type, direction)
         return await self._db.run(queries.expand, ids, edge_type, direction)
 
+    async def reach(
+        self,
+        ids: Sequence[str],
+        edge_type: EdgeType,
+        direction: Direction,
+        *,
+        stop: frozenset[Label],
+        session_id: str | None,
+    ) -> tuple[list[EdgeRecord], list[NodeRecord]]:
+        """``resolvers.store.ReachReader``: a whole walk's levels in one statement (a chain's
+        walk to its goal took two statements per step)."""
+        return await self._db.run(queries.reach, ids, edge_type, direction, stop, session_id)
+
     async def edges_among(
         self, ids: Sequence[str], types: Sequence[EdgeType] | None = None
     ) -> list[EdgeRecord]:
