@@ -21,7 +21,10 @@ Reads outside a transaction run on reader connections (point reads on one, on th
 reads of many rows on ``READERS`` others, each with its thread, so one long read does not hold
 the rest: ``gateway.stores.sqlite.connection``): they see only committed writes and never wait
 for a commit's fsync. The statements of a transaction run on the event loop too; its commit
-(the fsync) on the writer's thread.
+(the fsync) on the writer's thread. A read composed of several (a session's subgraph) runs
+whole on one reader's thread, in one read transaction (``run_in_one_state``), and a walk to
+the nearest goal is one recursive statement (``reach``): handing each of their statements
+to a thread and back, or to SQLite one level at a time, cost more than the statements.
 """
 
 from __future__ import annotations
