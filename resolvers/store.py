@@ -30,8 +30,7 @@ hop of a walk may read, in one request (a walk over the primitives takes two per
 of a provenance trace reads, in one request; and ``RankedSearch``: a search ranked and paged
 where the data is, so only the page crosses the network. ``SizedStore`` reports the
 bytes a store keeps on disk, for operators. ``ConsistentReader``: several reads that see one
-state of the store, for an answer composed of several reads (``one_state``), and
-``ViewRunner``: such an answer's reads run whole where the data is (``in_one_state``).
+state of the store, for an answer composed of several reads (``one_state``).
 """
 
 from __future__ import annotations
@@ -347,29 +346,6 @@ def one_state(store: GraphReader) -> AbstractAsyncContextManager[GraphReader]:
     if isinstance(store, ConsistentReader):
         return store.consistent_view()
     return nullcontext(store)
-
-
-@runtime_checkable
-class ViewRunner(Protocol):
-    """Optional: a read composed of several primitives, run whole where the data is.
-
-    A backend offers it when handing each primitive to where it runs (a thread, a server)
-    costs more than the primitives themselves; ``read`` then runs there, against a reader
-    whose primitives answer at once, all from one state (``ConsistentReader``)."""
-
-    async def run_in_one_state(self, read: Callable[[GraphReader], Awaitable[T]]) -> T:
-        """``read(reader)``: ``read`` may await only the reader's primitives (nothing else
-        of the event loop's)."""
-        ...
-
-
-async def in_one_state(store: GraphReader, read: Callable[[GraphReader], Awaitable[T]]) -> T:
-    """``read`` over reads that all see one state (``one_state``): run whole by a store that
-    offers ``ViewRunner``, on its consistent view otherwise."""
-    if isinstance(store, ViewRunner):
-        return await store.run_in_one_state(read)
-    async with one_state(store) as view:
-        return await read(view)
 
 
 @runtime_checkable

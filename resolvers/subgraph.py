@@ -30,7 +30,7 @@ from resolvers.records import (
     split_node_id,
 )
 from resolvers.resolve import in_scope
-from resolvers.store import in_one_state
+from resolvers.store import one_state
 from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
@@ -99,8 +99,7 @@ async def session_subgraph(
     session_id = _check_id("sessionId", session_id)
     if not 1 <= first <= SUBGRAPH_MAX_FIRST:
         raise InvalidInputError("first", f"must be between 1 and {SUBGRAPH_MAX_FIRST}")
-
-    async def read(view: GraphReader) -> SessionGraph:
+    async with one_state(store) as view:  # the nodes and their edges from one moment
         page = await view.list_nodes(session_id=session_id, limit=first)
         nodes = list(page.items)
         ids = [node.id for node in nodes]
@@ -112,9 +111,7 @@ async def session_subgraph(
             produced = {(e.source, e.target) for e in edges if e.type is EdgeType.PRODUCES}
             surrogates, groups = _fold(products, set(ids), produced)
             edges = [*edges, *surrogates]
-        return SessionGraph(nodes, edges, groups, page.total, page.truncated)
-
-    return await in_one_state(store, read)  # the nodes and their edges from one moment
+    return SessionGraph(nodes, edges, groups, page.total, page.truncated)
 
 
 # By type, source, target. The type itself, not its ``.value``: a StrEnum member orders as

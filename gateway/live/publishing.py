@@ -31,7 +31,6 @@ from resolvers.store import (
     ReachReader,
     SizedStore,
     TraceReader,
-    ViewRunner,
     WalkReader,
 )
 
@@ -68,8 +67,6 @@ class PublishingStore(ForwardedReads):
             self.stored_bytes = store.stored_bytes
         if isinstance(store, ConsistentReader):
             self.consistent_view = store.consistent_view
-        if isinstance(store, ViewRunner):
-            self.run_in_one_state = store.run_in_one_state
         self._tailer = FeedTailer(store, bus) if isinstance(store, FeedSource) else None
 
     @asynccontextmanager

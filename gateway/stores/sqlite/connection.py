@@ -118,20 +118,6 @@ class Worker:
         self._executor.shutdown(wait=True)
 
 
-class Direct:
-    """A connection already in hand on its own thread: what ``Reads`` asks of a ``Worker``
-    (``call``, ``run``), answered here, at once (``SqliteStore.run_in_one_state``)."""
-
-    def __init__(self, connection: sqlite3.Connection) -> None:
-        self.connection = connection
-
-    def call(self, function: Callable[..., T], *args: Any) -> T:
-        return function(self.connection, *args)
-
-    async def run(self, function: Callable[..., T], *args: Any) -> T:
-        return function(self.connection, *args)
-
-
 class Readers:
     """Reader connections of one database, each with its thread: a read goes to the one with
     the fewest reads in hand (``run``), so a long read holds one thread, not every read."""

@@ -10,7 +10,7 @@ from gateway.stores.sqlite import queries
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from gateway.stores.sqlite.connection import Direct, Readers, Worker
+    from gateway.stores.sqlite.connection import Readers, Worker
     from resolvers.records import (
         Direction,
         EdgeRecord,
@@ -34,8 +34,8 @@ class Reads:
     event loop; reads of many rows on a thread of ``_db`` (for a transaction the two are one
     connection, which only the transaction uses meanwhile)."""
 
-    _db: Readers | Worker | Direct
-    _point: Worker | Direct
+    _db: Readers | Worker
+    _point: Worker
 
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
         if len(ids) <= POINT_IDS:

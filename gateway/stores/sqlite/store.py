@@ -21,10 +21,8 @@ Reads outside a transaction run on reader connections (point reads on one, on th
 reads of many rows on ``READERS`` others, each with its thread, so one long read does not hold
 the rest: ``gateway.stores.sqlite.connection``): they see only committed writes and never wait
 for a commit's fsync. The statements of a transaction run on the event loop too; its commit
-(the fsync) on the writer's thread. A read composed of several (a session's subgraph) runs
-whole on one reader's thread, in one read transaction (``run_in_one_state``), and a walk to
-the nearest goal is one recursive statement (``reach``): handing each of their statements
-to a thread and back, or to SQLite one level at a time, cost more than the statements.
+(the fsync) on the writer's thread. A walk to the nearest goal is one recursive statement
+(``reach``), not two statements per step.
 """
 
 from __future__ import annotations
@@ -40,7 +38,7 @@ from typing import TYPE_CHECKING, TypeVar
 from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.sqlite import queries
-from gateway.stores.sqlite.connection import Direct, Readers, Worker
+from gateway.stores.sqlite.connection import Readers, Worker
 from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
 from gateway.stores.sqlite.reads import Reads
 from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, UPGRADE_FROM_1
@@ -84,7 +82,6 @@ class SqliteStore(Reads):
 
     backend = Backend.FILE
     _db: Readers
-    _point: Worker
 
     def __init__(
         self, directory: Path, lock: DirectoryLock, writer: Worker, readers: Readers, point: Worker
@@ -278,12 +275,6 @@ class SqliteStore(Reads):
             finally:
                 await asyncio.shield(worker.run(queries.end_read))
 
-    async def run_in_one_state(self, read: Callable[[GraphReader], Awaitable[T]]) -> T:
-        """``ViewRunner``: ``read`` whole, in one read transaction on one reader's thread,
-        against a view whose primitives run there at once. A subgraph's reads are a dozen
-        statements; handing each to a reader's thread and back cost more than they did."""
-        return await self._db.run(_read_in_one_state, read)
-
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""
         return await self._db.run(query)
@@ -380,27 +371,10 @@ def _begin(db: sqlite3.Connection) -> None:
 
 class _ConsistentView(Reads):
     """The read primitives on one lent reader connection inside its read transaction (its
-    point reads on the event loop: nothing else runs on that connection meanwhile), or on
-    the connection in hand on its thread (``Direct``)."""
+    point reads on the event loop: nothing else runs on that connection meanwhile)."""
 
-    def __init__(self, worker: Worker | Direct) -> None:
+    def __init__(self, worker: Worker) -> None:
         self._db = self._point = worker
-
-
-def _read_in_one_state(db: sqlite3.Connection, read: Callable[[GraphReader], Awaitable[T]]) -> T:
-    """``read`` run to its end here, in one read transaction: every primitive it awaits
-    answers at once, so it never suspends (if it does, it awaited something else)."""
-    queries.begin_read(db)
-    try:
-        steps = read(_ConsistentView(Direct(db))).__await__()
-        try:
-            steps.send(None)
-        except StopIteration as done:
-            return done.value  # type: ignore[no-any-return]
-        steps.close()
-        raise RuntimeError("a read run in one state awaited something other than its reads")
-    finally:
-        queries.end_read(db)
 
 
 def _commit_sql(db: sqlite3.Connection) -> None:

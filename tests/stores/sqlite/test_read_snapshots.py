@@ -21,13 +21,13 @@ from gateway.stores.sqlite import queries, writes
 from gateway.stores.sqlite.migrate import DATABASE_NAME
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import Label, NodeRecord, node_id
-from resolvers.store import ViewRunner, in_one_state, one_state
+from resolvers.store import one_state
 
 if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
-    from resolvers.store import GraphReader, GraphStore
+    from resolvers.store import GraphStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
@@ -163,54 +163,3 @@ async def test_more_views_at_once_than_connections_wait_their_turn(tmp_path: Pat
         await store.aclose()
 
     assert answers == [["first"]] * 9
-
-
-@pytest.mark.parametrize("published", [False, True], ids=["store", "as-the-gateway-wraps-it"])
-async def test_a_read_run_whole_sees_one_state_while_writes_commit(
-    tmp_path: Path, published: bool
-) -> None:
-    opened = await SqliteStore.open(tmp_path, fsync=False)
-    store: GraphStore = PublishingStore(opened, EventBus()) if published else opened
-    await store.write("s1", lambda tx: tx.put_node(claim("first")))
-    # The read runs on a reader's thread: the test's own connection writes from there.
-    writer = sqlite3.connect(
-        tmp_path / DATABASE_NAME, isolation_level=None, check_same_thread=False
-    )
-
-    async def read(view: GraphReader) -> tuple[list[str], list[NodeRecord | None]]:
-        before = await view.list_nodes(session_id="s1", limit=10)
-        writer.execute("BEGIN IMMEDIATE")  # committed between the reads, by another connection
-        writes.put_node(writer, claim("late"))
-        writer.execute("COMMIT")
-        found = await view.get_nodes([claim("late").id])
-        return [n.key for n in before.items], found
-
-    try:
-        assert isinstance(store, ViewRunner)
-        keys, found = await in_one_state(store, read)
-        after = await store.list_nodes(session_id="s1", limit=10)
-    finally:
-        writer.close()
-        await opened.aclose()
-
-    assert keys == ["first"]
-    assert found == [None]
-    assert [n.key for n in after.items] == ["late", "first"]
-
-
-async def test_a_read_run_whole_may_await_only_its_reads(tmp_path: Path) -> None:
-    store = await SqliteStore.open(tmp_path, fsync=False, readers=1)
-
-    async def read(view: GraphReader) -> None:
-        await view.list_nodes(session_id="s1", limit=10)
-        await asyncio.sleep(0)
-
-    try:
-        with pytest.raises(RuntimeError, match="awaited something other than its reads"):
-            await in_one_state(store, read)
-        await store.write("s1", lambda tx: tx.put_node(claim("late")))
-        after = await store.list_nodes(session_id="s1", limit=10)  # no old state kept
-    finally:
-        await store.aclose()
-
-    assert [n.key for n in after.items] == ["late"]
