@@ -17,7 +17,8 @@ A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 ite
 
 The hops are data (``HOPS``): a store that offers ``WalkReader`` (Neo4j) runs them in one
 request; elsewhere they run here, one ``expand`` and one ``get_nodes`` per hop (per level of a
-variable hop). Either way the result is assembled here (``_slice``).
+variable hop, unless the store offers ``ReachReader``: then one request for all its levels,
+walked here from the answer). Either way the result is assembled here (``_slice``).
 
 Label decisions: the reference's ``Task`` target of ``viewPrevTask`` / ``viewNextTask`` means a
 chain *step* — its old SubTask label became our Task (subagent scope) and ToolCall — so those hops
@@ -29,14 +30,14 @@ Papers, and ``viewGoal`` / ``viewRelatedTask`` are empty when no ResearchGoal is
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from resolvers.errors import InvalidInputError
 from resolvers.merging import newest
 from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
 from resolvers.search import decode_cursor, encode_cursor
-from resolvers.store import Hop, HopRecord, WalkReader
+from resolvers.store import Hop, HopRecord, ReachReader, WalkReader
 from resolvers.validate import check_first
 
 if TYPE_CHECKING:
@@ -199,8 +200,39 @@ def _near(edge: EdgeRecord, direction: Direction) -> str:
     return edge.target if direction is Direction.IN else edge.source
 
 
+class _HopReader(Protocol):
+    """The two primitives one level of a walk reads."""
+
+    async def expand(
+        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
+    ) -> list[EdgeRecord]: ...
+
+    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]: ...
+
+
+class _Reach:
+    """``expand`` and ``get_nodes`` answered from a ``ReachReader.reach`` answer, as the store
+    would answer them: per id asked, in order, its edges in the order they were stored."""
+
+    def __init__(
+        self, edges: Sequence[EdgeRecord], nodes: Sequence[NodeRecord], direction: Direction
+    ) -> None:
+        self._edges: dict[str, list[EdgeRecord]] = {}
+        for edge in edges:
+            self._edges.setdefault(_near(edge, direction), []).append(edge)
+        self._nodes = {node.id: node for node in nodes}
+
+    async def expand(
+        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
+    ) -> list[EdgeRecord]:
+        return [edge for near in dict.fromkeys(ids) for edge in self._edges.get(near, ())]
+
+    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        return [self._nodes.get(node_id) for node_id in ids]
+
+
 async def _fetch(
-    store: GraphReader, ids: Sequence[str], session_id: str | None
+    store: _HopReader, ids: Sequence[str], session_id: str | None
 ) -> dict[str, NodeRecord]:
     nodes = await store.get_nodes(list(dict.fromkeys(ids)))
     return {node.id: node for node in nodes if in_scope(node, session_id)}
@@ -240,11 +272,17 @@ async def _variable_hop(
     seen: dict[str, NodeRecord] = {node.id: node for node in frontier}
     came_by: dict[str, EdgeRecord] = {}
     level = list(seen)
+    reader: _HopReader = store
+    if isinstance(store, ReachReader):
+        edges, nodes = await store.reach(
+            level, hop.edge, hop.direction, stop=hop.targets, session_id=session_id
+        )
+        reader = _Reach(edges, nodes, hop.direction)
     while level:
-        edges = await store.expand(level, hop.edge, hop.direction)
+        edges = await reader.expand(level, hop.edge, hop.direction)
         ids = [_far(e, hop.direction) for e in edges]
         unseen = [i for i in ids if i not in seen and i not in reached]
-        fetched = await _fetch(store, unseen, session_id)
+        fetched = await _fetch(reader, unseen, session_id)
         for edge in edges:
             far = _far(edge, hop.direction)
             if far in fetched and far not in came_by:

@@ -24,7 +24,9 @@ number of requests per event whatever its size. A backend that reads from memory
 primitive at once. Either way the rules, and so the changes, are the same.
 
 A backend may also offer ``WalkReader``: a whole chain walk in one request, for a backend
-whose every primitive is a network round trip; ``TraceReader``: every primitive answer one hop
+whose every primitive is a network round trip; ``ReachReader``: everything one breadth-first
+hop of a walk may read, in one request (a walk over the primitives takes two per level);
+``TraceReader``: every primitive answer one hop
 of a provenance trace reads, in one request; and ``RankedSearch``: a search ranked and paged
 where the data is, so only the page crosses the network. ``SizedStore`` reports the
 bytes a store keeps on disk, for operators. ``ConsistentReader``: several reads that see one
@@ -360,6 +362,32 @@ class WalkReader(Protocol):
     ) -> list[HopRecord] | None:
         """What each of ``hops`` adds walking from ``source`` by the rules of
         ``resolvers.chains``, in hop order; ``None`` when a hop reaches nothing."""
+        ...
+
+
+@runtime_checkable
+class ReachReader(Protocol):
+    """Optional: what a breadth-first walk over one edge type may read, in one request.
+
+    A walk over the primitives asks one ``expand`` and one ``get_nodes`` per level, each
+    depending on the one before; a backend whose every primitive costs a statement answers
+    the whole walk's questions at once. The walk draws its conclusions from the answer exactly
+    as from the primitives' (``resolvers.chains``).
+    """
+
+    async def reach(
+        self,
+        ids: Sequence[str],
+        edge_type: EdgeType,
+        direction: Direction,
+        *,
+        stop: frozenset[Label],
+        session_id: str | None,
+    ) -> tuple[list[EdgeRecord], list[NodeRecord]]:
+        """Every edge ``expand`` would give from ``ids`` and, again and again, from the far
+        ends it reaches that exist, are live, belong to ``session_id`` (any session when
+        ``None``) and carry none of the labels ``stop``; in the order they were stored. And
+        every node at the far end of one of those edges (soft-deleted ones included)."""
         ...
 
 

@@ -28,6 +28,7 @@ from resolvers.records import EdgeRecord
 from resolvers.store import (
     ConsistentReader,
     RankedSearch,
+    ReachReader,
     SizedStore,
     TraceReader,
     WalkReader,
@@ -55,6 +56,8 @@ class PublishingStore(ForwardedReads):
         self.count_nodes = store.count_nodes
         if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
             self.walk_chain = store.walk_chain
+        if isinstance(store, ReachReader):
+            self.reach = store.reach
         if isinstance(store, TraceReader):
             self.upstream_hop = store.upstream_hop
             self.run_lines = store.run_lines

@@ -102,7 +102,7 @@ def encode(value: Any) -> bytes:
     return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
 
 
-def decode(payload: bytes) -> Any:
+def decode(payload: bytes | str) -> Any:
     try:
         return _DECODER.decode(payload)
     except msgspec.DecodeError:

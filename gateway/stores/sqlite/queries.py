@@ -30,6 +30,10 @@ if TYPE_CHECKING:
     from resolvers.store import ChainPosition
 
 _NODE = f"SELECT {NODE_COLUMNS} FROM nodes"
+# ``NODE_COLUMNS`` where an edge's columns are read too (both tables have ``props``).
+_FAR_NODE_COLUMNS = ", ".join(
+    f"nodes.{column.split('.')[-1]}" for column in NODE_COLUMNS.split(", ")
+)
 _PLACEHOLDERS = 64
 
 P = ParamSpec("P")
@@ -130,6 +134,42 @@ def expand(
         (_json(distinct), edge_type.value),
     )
     return [edge_of(row) for row in rows]
+
+
+def reach(
+    db: sqlite3.Connection,
+    ids: Sequence[str],
+    edge_type: EdgeType,
+    direction: Direction,
+    stop: Iterable[Label],
+    session_id: str | None,
+) -> tuple[list[EdgeRecord], list[NodeRecord]]:
+    """``ReachReader.reach`` in one recursive statement: the nodes walked through (each once:
+    ``UNION``), then their edges in insertion order and the nodes at the far ends."""
+    near, far, index = (
+        ("source", "target", "edges_out")
+        if direction is Direction.OUT
+        else ("target", "source", "edges_in")
+    )
+    rows = db.execute(
+        "WITH RECURSIVE walked(id) AS (SELECT value FROM json_each(?1) UNION"
+        f" SELECT nodes.id FROM walked JOIN edges INDEXED BY {index}"
+        f" ON edges.{near} = walked.id AND edges.type = ?2"
+        f" JOIN nodes ON nodes.id = edges.{far}"
+        " WHERE nodes.live AND (?3 IS NULL OR nodes.session = ?3)"
+        " AND nodes.label NOT IN (SELECT value FROM json_each(?4)))"
+        f" SELECT {EDGE_COLUMNS}, {_FAR_NODE_COLUMNS} FROM walked JOIN edges INDEXED BY {index}"
+        f" ON edges.{near} = walked.id AND edges.type = ?2"
+        f" LEFT JOIN nodes ON nodes.id = edges.{far} ORDER BY edges.rid",
+        (_json(ids), edge_type.value, session_id, _json(label.value for label in stop)),
+    )
+    edges: list[EdgeRecord] = []
+    nodes: dict[str, NodeRecord] = {}
+    for row in rows:
+        edges.append(edge_of(row[:4]))
+        if row[5] is not None and row[5] not in nodes:
+            nodes[row[5]] = node_of(row[4:])
+    return edges, list(nodes.values())
 
 
 def edges_among(

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 
 
 # Up to this many ids, a lookup or one hop of a walk runs on the event loop (see
-# ``gateway.stores.sqlite.connection``); larger ones, listings and searches on a thread.
+# ``gateway.stores.sqlite.connection``), and so does a walk to the nearest target (``reach``);
+# larger lookups and hops, listings and searches on a thread.
 POINT_IDS = 64
 
 
@@ -63,6 +64,21 @@ class Reads:
         if len(ids) <= POINT_IDS:
             return self._point.call(queries.expand, ids, edge_type, direction)
         return await self._db.run(queries.expand, ids, edge_type, direction)
+
+    async def reach(
+        self,
+        ids: Sequence[str],
+        edge_type: EdgeType,
+        direction: Direction,
+        *,
+        stop: frozenset[Label],
+        session_id: str | None,
+    ) -> tuple[list[EdgeRecord], list[NodeRecord]]:
+        """``resolvers.store.ReachReader``: a whole walk's levels in one statement (a chain's
+        walk to its goal took two per step). On the event loop, as those statements ran: it
+        reads the rows they read, and a thread's hand-off cost more than the statement
+        (several milliseconds on a busy machine)."""
+        return self._point.call(queries.reach, ids, edge_type, direction, stop, session_id)
 
     async def edges_among(
         self, ids: Sequence[str], types: Sequence[EdgeType] | None = None

@@ -155,7 +155,7 @@ def node_of(row: NodeRow) -> NodeRecord:
         key,
         session,
         datetime.fromisoformat(created),
-        decode(props.encode()),
+        decode(props),  # the text as it is: encoding it to bytes first cost as much again
         seq,
     )
 
@@ -163,7 +163,7 @@ def node_of(row: NodeRow) -> NodeRecord:
 def edge_of(row: EdgeRow) -> EdgeRecord:
     edge_type, source, target, props = row
     # Most edges have no properties: one read-only empty mapping serves them all.
-    values = _NO_PROPS if props == "{}" else decode(props.encode())
+    values = _NO_PROPS if props == "{}" else decode(props)
     return EdgeRecord(_EDGE_TYPES[edge_type], source, target, values)
 
 

@@ -21,7 +21,8 @@ Reads outside a transaction run on reader connections (point reads on one, on th
 reads of many rows on ``READERS`` others, each with its thread, so one long read does not hold
 the rest: ``gateway.stores.sqlite.connection``): they see only committed writes and never wait
 for a commit's fsync. The statements of a transaction run on the event loop too; its commit
-(the fsync) on the writer's thread.
+(the fsync) on the writer's thread. A walk to the nearest goal is one recursive statement
+(``reach``), not two statements per step.
 """
 
 from __future__ import annotations

@@ -79,3 +79,24 @@ def test_a_session_listing_of_edges_reads_the_session_only(db: sqlite3.Connectio
 
     assert any("USING INDEX edges_session (session=?" in step for step in plan), plan
     assert not any("edges_type" in step for step in plan), plan
+
+
+@pytest.mark.parametrize(
+    ("direction", "index"), [(Direction.OUT, "edges_out"), (Direction.IN, "edges_in")]
+)
+def test_a_walk_to_the_nearest_target_seeks_each_step(
+    db: sqlite3.Connection, direction: Direction, index: str
+) -> None:
+    stop = frozenset({Label.RESEARCH_GOAL})
+
+    plan = plans_of(
+        db, lambda c: queries.reach(c, ["Task:a"], EdgeType.NEXT, direction, stop, None)
+    )
+
+    edge_steps = [step for step in plan if "edges" in step and "json_each" not in step]
+    assert len(edge_steps) == 2, plan  # the recursive step and the edges read at the end
+    assert all(
+        f"USING INDEX {index} (" in s or f"COVERING INDEX {index} (" in s for s in edge_steps
+    )
+    assert not any(step.startswith("SCAN nodes") for step in plan), plan
+    assert sum("sqlite_autoindex_nodes_1 (id=?)" in step for step in plan) == 2, plan
