@@ -11,13 +11,9 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from gateway.schema import enum_docs as enum_docs  # describes the enums' values on import
+from gateway.schema.budget import TimeBudget
 from gateway.schema.cost import CostLimit, ReaderPool
-from gateway.schema.errors import (
-    EXCEPTION_HANDLERS,
-    MaskUnexpectedErrors,
-    TimeBudget,
-    budgeted,
-)
+from gateway.schema.errors import EXCEPTION_HANDLERS, MaskUnexpectedErrors
 from gateway.schema.execution import LeanExecution
 from gateway.schema.exports import ExportQuery
 from gateway.schema.federation import GatewaySchema
@@ -37,7 +33,7 @@ if TYPE_CHECKING:
 
     from gateway.schema.observability import Observer
 
-Query = budgeted(merge_types("Query", (GraphQuery, MemoryQuery, ExportQuery)))
+Query = merge_types("Query", (GraphQuery, MemoryQuery, ExportQuery))
 Mutation = merge_types("Mutation", (GraphMutation, MemoryMutation))
 
 
@@ -82,7 +78,7 @@ def build_schema(
             lambda: ValidationCache(maxsize=256),
             ReadOnlyGuard,
             lambda: TimeBudget(seconds=limits.query_timeout_seconds),
-            # After TimeBudget: a heavy query waits for the pool within its budget.
+            # Both set what each root field of a query runs within (gateway.schema.budget).
             lambda: CostLimit(
                 max_cost=limits.max_cost, max_cost_read=limits.max_cost_read, pool=pool
             ),

@@ -7,21 +7,26 @@ size of the field whose result holds it (a ``Subgraph``'s ``nodes`` and ``edges`
 as its ``first``; lists inside their items are not), else that argument's default
 (``DEFAULT_SIZES``), else ``SESSION_LONG_LISTS`` for lists as long as a task chain, else
 ``UNSIZED``; a size over any field's maximum counts as that maximum
-(the field refuses it itself); a search or an export adds ``SCAN_COSTS``. Aliases count separately,
-fragments where they are spread. So 30 aliases of ``subgraph(first: 5000) { nodes { id } }``
-cost about 300,000 and are refused, while a playground's view of one session costs a few
-thousand to some 30,000. The read token has its own, lower, limit.
+(the field refuses it itself); a field that scans more than it answers adds ``SCAN_COSTS``.
+Aliases count separately, fragments where they are spread. So 30 aliases of
+``subgraph(first: 5000) { nodes { id } }`` cost about 300,000 and are refused, while a
+playground's view of one session costs a few thousand to some 30,000. The read token has its
+own, lower, limit.
 
-**The reader pool**: a query costing more than ``heavy_cost`` runs only while it holds one of
-``heavy_readers`` slots, waiting (within its time budget) for one to free. Mutations and light
-queries never wait for a slot, so a burst of heavy readers can neither queue a writer behind
-it nor fill the event loop's ready queue with more than a few readers' steps at a time.
+**The reader pool**: ``heavy_readers`` slots for queries costing more than ``heavy_cost``. Of
+such a query, the cheapest root fields, together costing at most ``heavy_cost``, run at once;
+the others wait for one slot (the query's, shared by them and held until it ends), within the
+time budget: a root field that waited it out answers ``QueryLimitExceeded``
+(``gateway.schema.budget``) while the others keep their answers. Mutations and light queries
+never wait for a slot, so a burst of heavy readers can neither queue a writer behind it nor
+fill the event loop's ready queue with more than a few readers' steps at a time.
 """
 
 from __future__ import annotations
 
 import asyncio
 import weakref
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any
 
 from graphql import (
@@ -35,6 +40,7 @@ from graphql import (
     InlineFragmentNode,
     IntValueNode,
     OperationDefinitionNode,
+    StringValueNode,
     VariableNode,
     get_named_type,
     get_nullable_type,
@@ -43,11 +49,10 @@ from strawberry.extensions import SchemaExtension
 from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
-from gateway.schema.pacing import DEADLINE
 from resolvers import search, subgraph
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping
+    from collections.abc import Iterator, Mapping
 
     from graphql import (
         DocumentNode,
@@ -64,13 +69,24 @@ UNSIZED = 50
 # Lists with no size argument whose length grows with the session: a trace's witness ``path``
 # and its exploration (``chain``) follow a task chain step by step, however long it is.
 SESSION_LONG_LISTS = {"path": 1000, "chain": 1000}
-# Fields whose work grows with what they scan, not with the page they answer: a search ranks
-# every match of a common term, an export renders a whole session. Counted as this much on
-# top, which makes each one a heavy query (``heavy_cost``), run through the reader pool.
-SCAN_COSTS = {"searchNodes": 1000, "exportSession": 1000}
+# Fields whose work grows with what they read, not with the page they answer: a search over
+# every session ranks every match of a common term in all of them, a listing of edges over
+# every session counts every edge of its types, an export renders a whole session. Counted as
+# this much on top, which makes each one a heavy query (``heavy_cost``), run through the
+# reader pool.
+SCAN_COSTS = {"searchNodes": 1000, "edgesByType": 1000, "exportSession": 1000}
+# Of those, the ones that read one session's index only when given a ``sessionId``: then
+# they cost what their page costs, like any list.
+SESSION_NARROWED = frozenset({"searchNodes", "edgesByType"})
 # The largest page any field allows: a bigger size is refused by the field itself, as
 # ``InvalidInput`` naming the argument, so it costs no more than that.
 MAX_SIZE = subgraph.SUBGRAPH_MAX_FIRST
+
+
+WAITED_FOR_A_SLOT = (
+    "Too many large queries are running; this field waited its whole time budget for its turn. "
+    "Try again, or ask for less."
+)
 
 
 def operation_cost(
@@ -80,6 +96,16 @@ def operation_cost(
     variables: Mapping[str, Any] | None,
 ) -> int:
     """The worst-case number of field values the operation completes (module docstring)."""
+    return sum(root_costs(schema, document, operation_name, variables).values())
+
+
+def root_costs(
+    schema: GraphQLSchema,
+    document: DocumentNode,
+    operation_name: str | None,
+    variables: Mapping[str, Any] | None,
+) -> dict[str, int]:
+    """The cost of each root field of the operation, by response name."""
     operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
     operation = next(
         (
@@ -90,7 +116,7 @@ def operation_cost(
         None,
     )
     if operation is None:
-        return 0
+        return {}
     root = {
         "query": schema.query_type,
         "mutation": schema.mutation_type,
@@ -100,7 +126,20 @@ def operation_cost(
         d.name.value: d for d in document.definitions if isinstance(d, FragmentDefinitionNode)
     }
     walk = _CostWalk(schema, fragments, variables or {})
-    return walk.cost(operation.selection_set, root, None) if root is not None else 0
+    return walk.roots(operation.selection_set, root, {}) if root is not None else {}
+
+
+def heavy_fields(costs: Mapping[str, int], heavy_cost: int) -> frozenset[str]:
+    """The root fields that wait for a slot of the reader pool: all but the cheapest ones,
+    which together cost at most ``heavy_cost`` (none when the whole operation does)."""
+    light = 0
+    heavy = set()
+    for name, cost in sorted(costs.items(), key=lambda item: item[1]):
+        if light + cost <= heavy_cost:
+            light += cost
+        else:
+            heavy.add(name)
+    return frozenset(heavy)
 
 
 class _CostWalk:
@@ -118,6 +157,25 @@ class _CostWalk:
         self._variables = variables
         self._memo: dict[tuple[str, int | None], int] = {}
         self._open: set[str] = set()
+
+    def roots(
+        self, selections: SelectionSetNode, parent: GraphQLNamedType, costs: dict[str, int]
+    ) -> dict[str, int]:
+        """``costs`` with those of the root fields in ``selections`` (fragments on the root
+        type expanded) added by response name."""
+        for selection in selections.selections:
+            if isinstance(selection, FieldNode):
+                name = (selection.alias or selection.name).value
+                costs[name] = costs.get(name, 0) + self._field(selection, parent, None)
+            elif isinstance(selection, InlineFragmentNode):
+                self.roots(selection.selection_set, parent, costs)
+            elif isinstance(selection, FragmentSpreadNode):
+                fragment = self._fragments.get(selection.name.value)
+                if fragment is not None and fragment.name.value not in self._open:
+                    self._open.add(fragment.name.value)
+                    self.roots(fragment.selection_set, parent, costs)
+                    self._open.discard(fragment.name.value)
+        return costs
 
     def cost(
         self, selections: SelectionSetNode, parent: GraphQLNamedType, bound: int | None
@@ -164,7 +222,22 @@ class _CostWalk:
             if node.selection_set
             else 0
         )
-        return items * (1 + below) + SCAN_COSTS.get(node.name.value, 0)
+        return items * (1 + below) + self._scan(node)
+
+    def _scan(self, node: FieldNode) -> int:
+        name = node.name.value
+        if name in SESSION_NARROWED and self._in_one_session(node):
+            return 0
+        return SCAN_COSTS.get(name, 0)
+
+    def _in_one_session(self, node: FieldNode) -> bool:
+        for argument in node.arguments or ():
+            if argument.name.value == "sessionId":
+                value = argument.value
+                if isinstance(value, VariableNode):
+                    return isinstance(self._variables.get(value.name.value), str)
+                return isinstance(value, StringValueNode)
+        return False
 
     def _size(self, node: FieldNode, accepted: Mapping[str, Any]) -> int | None:
         names = [name for name in SIZE_ARGUMENTS if name in accepted]
@@ -184,8 +257,8 @@ class _CostWalk:
 
 
 class CostLimit(SchemaExtension):
-    """Refuses an operation whose cost is over the caller's limit; admits heavy queries into
-    the reader pool (module docstring)."""
+    """Refuses an operation whose cost is over the caller's limit; for a heavy query, names
+    the root fields that wait for a slot of the reader pool (module docstring)."""
 
     def __init__(self, *, max_cost: int, max_cost_read: int, pool: ReaderPool) -> None:
         super().__init__()
@@ -193,45 +266,45 @@ class CostLimit(SchemaExtension):
         self._max_cost_read = max_cost_read
         self._pool = pool
 
-    async def on_execute(self) -> AsyncIterator[None]:
+    def on_execute(self) -> Iterator[None]:
         context = self.execution_context
         if context.result is not None:  # already refused (read-only guard)
             yield
             return
-        cost = operation_cost(
+        costs = root_costs(
             context.schema._schema,  # the GraphQLSchema strawberry built
             context.graphql_document,  # type: ignore[arg-type]
             context.operation_name,
             context.variables,
         )
+        cost = sum(costs.values())
         can_write = getattr(context.context, "can_write", True)
         limit = self._max_cost if can_write else self._max_cost_read
         if cost > limit:
-            context.result = _refused(
-                f"The document costs {cost} field values, over this token's limit of {limit}; "
-                "ask for less (a smaller `first`, fewer aliases or fields)."
+            context.result = ExecutionResult(
+                data=None,
+                errors=[
+                    GraphQLError(
+                        f"The document costs {cost} field values, over this token's limit of "
+                        f"{limit}; ask for less (a smaller `first`, fewer aliases or fields).",
+                        extensions={"code": LIMIT_CODE},
+                    )
+                ],
             )
             yield
             return
-        if context.operation_type is not OperationType.QUERY or cost <= self._pool.heavy_cost:
+        is_query = context.operation_type is OperationType.QUERY
+        heavy = heavy_fields(costs, self._pool.heavy_cost) if is_query else frozenset()
+        if not heavy:
             yield
             return
-        slots = self._pool.slots()
-        deadline = DEADLINE.get()
-        try:
-            wait = None if deadline is None else deadline - asyncio.get_running_loop().time()
-            await asyncio.wait_for(slots.acquire(), wait)
-        except TimeoutError:
-            context.result = _refused(
-                "Too many large queries are running; this one waited its whole time budget. "
-                "Try again, or ask for less."
-            )
-            yield
-            return
+        admission = Admission(self._pool.slots(), heavy)
+        token = ADMISSION.set(admission)
         try:
             yield
         finally:
-            slots.release()
+            ADMISSION.reset(token)
+            admission.release()
 
 
 class ReaderPool:
@@ -253,7 +326,32 @@ class ReaderPool:
         return slots
 
 
-def _refused(message: str) -> ExecutionResult:
-    return ExecutionResult(
-        data=None, errors=[GraphQLError(message, extensions={"code": LIMIT_CODE})]
-    )
+class Admission:
+    """A query's claim on one slot of the reader pool for its root fields in ``heavy``: asked
+    for when the first of them starts, held until the query ends (``release``)."""
+
+    def __init__(self, slots: asyncio.Semaphore, heavy: frozenset[str]) -> None:
+        self.heavy = heavy
+        self._slots = slots
+        self._claim: asyncio.Task[bool] | None = None
+
+    async def admitted(self) -> None:
+        """Return once the query holds its slot. A root field that stops waiting (its
+        budget ran out) leaves the claim to the others."""
+        if self._claim is None:
+            self._claim = asyncio.create_task(self._slots.acquire())
+        await asyncio.shield(self._claim)
+
+    def release(self) -> None:
+        """Give the slot back, or stop asking for it."""
+        claim = self._claim
+        if claim is None:
+            return
+        if claim.done() and not claim.cancelled():
+            self._slots.release()
+        else:
+            claim.cancel()
+
+
+# The admission of the query being executed, for the root fields to wait on.
+ADMISSION: ContextVar[Admission | None] = ContextVar("heavy_admission", default=None)

@@ -8,13 +8,12 @@
   unexpected one is logged with a request id and answered as "Unexpected error." carrying only
   that id; an expected one with no union member to become keeps its message and gains its
   ``code``. Every message is redacted (request secrets, server paths).
-* ``TimeBudget`` gives a query's root fields a shared time budget; it raises
-  ``QueryLimitExceededError``, which the handlers answer like any other.
+* A root field whose query ran out of its time budget below its resolver answers the same
+  member (``member_in_place``, used by ``gateway.schema.budget``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
 import uuid
 from dataclasses import dataclass
@@ -23,12 +22,10 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import strawberry
 from graphql import GraphQLError
-from strawberry.extensions import FieldExtension, MaskErrors, SchemaExtension
+from strawberry.extensions import MaskErrors
 from strawberry.schema.exception_handlers import get_exception_types
-from strawberry.types.graphql import OperationType as StrawberryOperationType
 
 from gateway.observability.redaction import redact, redact_error, request_secrets, server_paths
-from gateway.schema.pacing import DEADLINE, OVER_BUDGET
 from resolvers.errors import (
     DeclareRejectedError,
     DomainError,
@@ -43,8 +40,6 @@ from resolvers.errors import (
 from resolvers.records import Backend as DomainBackend
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator
-
     from strawberry.types import Info
     from strawberry.types.field import StrawberryField
 
@@ -121,7 +116,11 @@ class DeclareRejected(Error):
     alias: str | None
 
 
-@strawberry.type(description="A configured limit or the time budget was exceeded.")
+@strawberry.type(
+    description="A configured limit or the time budget was exceeded. A root field answers it "
+    "when its query's time budget ran out anywhere in what it selects (a relationship of a "
+    "node included): never a partial answer. Other root fields of the query keep theirs."
+)
 class QueryLimitExceeded(Error):
     pass
 
@@ -138,10 +137,21 @@ class KeyOwnedByOtherSession(Error):
 
 def member_for(exc: DomainError) -> Error:
     """The union member of a domain error, from the handler strawberry would use."""
+    member: Error = _handler_for(exc).member(exc)
+    return member
+
+
+def member_in_place(exc: DomainError, *, field: StrawberryField, info: Info) -> Error:
+    """What the exception handler of ``exc`` answers for ``field``: the member of a domain
+    error raised once the field's resolver had returned (while its selection was completed)."""
+    member: Error = _handler_for(exc).handle(exc, field=field, info=info)
+    return member
+
+
+def _handler_for(exc: DomainError) -> _DomainErrorHandler[Any]:
     for handler in EXCEPTION_HANDLERS:
         if isinstance(exc, get_exception_types(handler)):
-            member: Error = handler.member(exc)
-            return member
+            return handler
     raise TypeError(f"unmapped domain error {type(exc).__name__}")
 
 
@@ -260,66 +270,6 @@ class _RequestText:
     def of(cls, info: Info[Any, Any]) -> _RequestText:
         location = info.operation.loc
         return cls(location.source.body if location else None, info.variable_values)
-
-
-class TimeBudget(SchemaExtension):
-    """The root fields of a query share a time budget of ``seconds`` from the start of
-    execution; one still running when it is spent is cancelled and raises
-    ``QueryLimitExceededError`` (answered ``QueryLimitExceeded`` by its handler). Paced lists
-    check the same deadline while they are serialised. Mutations are never cut short: a write
-    is not abandoned halfway.
-
-    The cut is made by ``WithinBudget``, a field extension that ``budgeted`` puts on every root
-    query field: field extensions run inside strawberry's exception handling, schema
-    extensions' resolve hooks outside it."""
-
-    def __init__(self, *, seconds: float | None = None) -> None:
-        super().__init__()
-        self._seconds = seconds
-
-    def on_execute(self) -> Iterator[None]:
-        is_query = self.execution_context.operation_type is StrawberryOperationType.QUERY
-        if self._seconds is None or not is_query:
-            yield
-            return
-        token = DEADLINE.set(asyncio.get_running_loop().time() + self._seconds)
-        try:
-            yield
-        finally:
-            DEADLINE.reset(token)
-
-
-class WithinBudget(FieldExtension):
-    """Cancels the field when the query's deadline (``DEADLINE``) passes."""
-
-    def resolve(self, next_: Callable[..., Any], source: Any, info: Info, **kwargs: Any) -> Any:
-        return next_(source, info, **kwargs)
-
-    async def resolve_async(
-        self, next_: Callable[..., Awaitable[Any]], source: Any, info: Info, **kwargs: Any
-    ) -> Any:
-        deadline = DEADLINE.get()
-        if deadline is None:
-            return await next_(source, info, **kwargs)
-        budget = asyncio.timeout_at(deadline)
-        try:
-            async with budget:
-                return await next_(source, info, **kwargs)
-        except TimeoutError as exc:
-            if not budget.expired():
-                raise
-            raise QueryLimitExceededError(OVER_BUDGET) from exc
-
-
-_WITHIN_BUDGET = WithinBudget()
-
-
-def budgeted(query: type[Any]) -> type[Any]:
-    """``query`` with ``WithinBudget`` on each of its fields (once, however often it is built)."""
-    for field in query.__strawberry_definition__.fields:
-        if _WITHIN_BUDGET not in field.extensions:
-            field.extensions.append(_WITHIN_BUDGET)
-    return query
 
 
 class MaskUnexpectedErrors(MaskErrors):

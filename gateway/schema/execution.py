@@ -21,6 +21,8 @@ unusual — ``None`` for a non-null field, a value the type cannot serialise, ``
 ``@stream``, a ``strawberry.cast`` object — takes the long path, which raises what it always
 did (but answers a non-finite number, which JSON lacks, as ``null``: ``complete_leaf_value``).
 ``tests/graphql/test_execution.py`` compares the answers with the stock executor's.
+Its root fields are a ``BudgetedExecution``'s: each within the query's time budget
+(``gateway.schema.budget``).
 """
 
 from __future__ import annotations
@@ -46,12 +48,12 @@ from graphql import (
 )
 from graphql.error import located_error
 from graphql.pyutils import gather_with_cancel
-from strawberry.schema.schema import StrawberryGraphQLCoreExecutionContext
 from strawberry.schema.schema_converter import GraphQLCoreConverter
 from strawberry.types.base import has_object_definition
 from strawberry.types.cast import TYPE_CAST_ATTRIBUTE
 
 from gateway.schema import pacing
+from gateway.schema.budget import BudgetedExecution
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -89,7 +91,7 @@ def resolves_root_fields_only(middleware: object) -> bool:
     return getattr(middleware, "RESOLVES_ROOT_FIELDS_ONLY", False) is True
 
 
-class LeanExecution(StrawberryGraphQLCoreExecutionContext):
+class LeanExecution(BudgetedExecution):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         cache = _CACHES.get(self.schema)

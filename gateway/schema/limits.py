@@ -14,9 +14,9 @@ in (``{ health { status } health { status } … }``): validation compares every 
 sharing a name, so a 4,000-token document of one field repeated held the event loop for
 seconds. A document of several operations
 needs ``operationName`` (GraphQL over HTTP). The cost limit and the reader pool are
-``gateway.schema.cost``; the time budget is enforced while a query runs (``TimeBudget`` in
-``gateway.schema.errors``, ``gateway.schema.pacing``) and the body size before anything is read
-(``gateway.http.app.BodySizeLimit``).
+``gateway.schema.cost``; the time budget is enforced while a query runs, root field by root
+field (``gateway.schema.budget``, ``gateway.schema.pacing``), and the body size before anything
+is read (``gateway.http.app.BodySizeLimit``).
 """
 
 from __future__ import annotations

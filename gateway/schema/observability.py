@@ -114,10 +114,12 @@ class OperationObserver(SchemaExtension):
         # then leaves no coroutine behind that was never awaited.
         result = _next(root, info, *args, **kwargs)
         value = await result if hasattr(result, "__await__") else result
-        self._note(value)
+        self.answered(value)
         return value
 
-    def _note(self, value: Any) -> None:
+    def answered(self, value: Any) -> None:
+        """Note what a root field answered; the executor also calls it for a member it
+        answers in place of the resolver's value (``gateway.schema.budget``)."""
         if isinstance(value, Error):
             self._members.append(type(value).__strawberry_definition__.name)  # type: ignore[attr-defined]
 

@@ -394,7 +394,8 @@ NodeResult = Annotated[
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | NodeNotFound
-    | InvalidInput,
+    | InvalidInput
+    | QueryLimitExceeded,
     strawberry.union("NodeResult"),
 ]
 

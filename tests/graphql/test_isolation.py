@@ -17,6 +17,7 @@ import strawberry.schema.schema
 
 from gateway.schema import build_schema
 from gateway.schema import pacing as schema_pacing
+from gateway.schema.cost import heavy_fields, root_costs
 from gateway.schema.limits import MAX_FRAGMENT_NESTING, MAX_REPEATED_FIELD, Limits
 from resolvers.records import Backend
 from tests import builders as b
@@ -109,6 +110,54 @@ async def test_a_page_size_given_as_a_variable_counts(runtime: Runtime) -> None:
 
     assert codes(small) == []
     assert codes(large) == [LIMIT]
+
+
+HEAVY_COST = Limits().heavy_cost
+SEARCH = "searchNodes(query: $q, sessionId: $s, first: 1) { ... on NodeList { nodes { id } } }"
+
+
+def costs_of(document: str, **variables: Any) -> dict[str, int]:
+    return root_costs(build_schema()._schema, graphql.parse(document), None, variables)
+
+
+def test_a_search_in_one_session_costs_its_page_and_one_over_every_session_is_heavy() -> None:
+    document = f"query($q: String!, $s: String) {{ {SEARCH} }}"
+
+    in_session = costs_of(document, q="tp53", s="s1")["searchNodes"]
+    everywhere = costs_of(document, q="tp53", s=None)["searchNodes"]
+    literal = costs_of('{ searchNodes(query: "tp53", sessionId: "s1", first: 1) { __typename } }')
+
+    assert in_session < 10
+    assert literal["searchNodes"] < 10
+    assert everywhere > HEAVY_COST
+
+
+def test_edges_over_every_session_are_heavy_and_of_one_session_cost_their_page() -> None:
+    selection = "{ ... on EdgeList { edges { type } } }"
+
+    everywhere = costs_of(f"{{ edgesByType(types: [NEXT], first: 1) {selection} }}")
+    in_session = costs_of(
+        f'{{ edgesByType(types: [NEXT], sessionId: "s1", first: 1) {selection} }}'
+    )
+
+    assert everywhere["edgesByType"] > HEAVY_COST
+    assert in_session["edgesByType"] < 10
+
+
+def test_each_root_field_has_its_own_cost_fragments_on_the_root_included() -> None:
+    document = """{ health { status } ...Big } fragment Big on Query {
+      big: subgraph(sessionId: "s1", first: 10) { ... on Subgraph { nodes { id } } } }"""
+
+    costs = costs_of(document)
+
+    assert costs == {"health": 1 + 1, "big": 1 + 10 * (1 + 1)}
+
+
+def test_the_cheapest_root_fields_up_to_the_heavy_cost_run_without_a_slot() -> None:
+    assert heavy_fields({"a": 400, "b": 300, "c": 500}, 1000) == {"c"}
+    assert heavy_fields({"health": 2, "big": 1001}, 1000) == {"big"}
+    assert heavy_fields({"a": 400, "b": 600}, 1000) == frozenset()
+    assert heavy_fields({"a": 1001, "b": 1001}, 1000) == {"a", "b"}
 
 
 # --- hostile documents ----------------------------------------------------------------------

@@ -274,13 +274,25 @@ async def test_other_root_fields_of_the_query_still_answer(
     }
 
 
-async def test_a_field_without_the_member_gets_a_coded_top_level_error(
+async def test_a_node_over_its_time_budget_answers_query_limit_exceeded(
     runtime: Runtime, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(resolve, "resolve_node", never_answers)
     gql = client(runtime, query_timeout_seconds=0.01)
 
-    result = await gql.raw('{ node(nodeId: "x") { __typename } }')
+    result = await gql.raw('{ node(nodeId: "x") { __typename ... on Error { code } } }')
+
+    assert result.errors is None
+    assert result.data == {"node": {"__typename": "QueryLimitExceeded", "code": LIMIT}}
+
+
+async def test_a_field_without_the_member_gets_a_coded_top_level_error(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(runtime, "health", never_answers)
+    gql = client(runtime, query_timeout_seconds=0.01)
+
+    result = await gql.raw("{ health { status } }")
 
     assert result.data is None
     assert [error.extensions for error in result.errors or ()] == [{"code": LIMIT}]
