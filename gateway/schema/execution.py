@@ -112,7 +112,7 @@ class LeanExecution(BudgetedExecution):
         it answers ``null``, as inside a ``JSON`` value, instead of an error for the field.
         Checked only when serialising fails, so the usual leaf costs nothing more."""
         try:
-            return StrawberryGraphQLCoreExecutionContext.complete_leaf_value(return_type, result)
+            return BudgetedExecution.complete_leaf_value(return_type, result)
         except GraphQLError:
             if isinstance(result, float) and not math.isfinite(result):
                 return None
