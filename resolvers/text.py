@@ -51,11 +51,12 @@ def tokens(text: str) -> set[str]:
     Words are tokens as they are; a run containing CJK characters (written without spaces) also
     contributes its suffixes, so a CJK term matches anywhere inside the run.
     """
-    result: set[str] = set()
-    for word in _SPLIT.split(text.lower()):
-        if not word:
-            continue
-        result.add(word)
+    lowered = text.lower()
+    result = set(_SPLIT.split(lowered))
+    result.discard("")
+    if _CJK.search(lowered) is None:  # most texts: no word to look into
+        return result
+    for word in list(result):
         if _CJK.search(word):
             for start in range(1, min(len(word), _MAX_SUFFIXES)):
                 result.add(word[start:])

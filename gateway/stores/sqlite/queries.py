@@ -71,7 +71,7 @@ def _json(values: Iterable[str]) -> str:
     return json.dumps(list(values))
 
 
-def _among(column: str, values: Sequence[str]) -> tuple[str, Sequence[str]]:
+def among_ids(column: str, values: Sequence[str]) -> tuple[str, Sequence[str]]:
     """``column IN (…)`` for ``values``: placeholders for a few (no JSON to build and parse),
     one JSON array for many (any length, one statement)."""
     if len(values) <= _PLACEHOLDERS:
@@ -80,15 +80,10 @@ def _among(column: str, values: Sequence[str]) -> tuple[str, Sequence[str]]:
 
 
 def get_nodes(db: sqlite3.Connection, ids: Sequence[str]) -> list[NodeRecord | None]:
-    among, arguments = _among("id", ids)
+    among, arguments = among_ids("id", ids)
     rows = db.execute(f"{_NODE} WHERE {among}", arguments)
     found = {node.id: node for node in map(node_of, rows)}
     return [found.get(node_id) for node_id in ids]
-
-
-def get_node(db: sqlite3.Connection, node_id: str) -> tuple[int, NodeRecord] | None:
-    row = db.execute(f"{_NODE} WHERE id = ?", (node_id,)).fetchone()
-    return None if row is None else (row[0], node_of(row))
 
 
 def nodes_by_key(

@@ -136,7 +136,7 @@ def node_values(node: NodeRecord) -> tuple[Any, ...]:
         node.key,
         node.session_id,
         node.created_at.isoformat(),
-        encode(dict(node.props)).decode(),
+        props_text(node.props),
         node.seq,
         0 if node.deleted else 1,
         None if artifact is None else str(artifact),
@@ -168,7 +168,8 @@ def edge_of(row: EdgeRow) -> EdgeRecord:
 
 
 def props_text(props: Mapping[str, Any]) -> str:
-    return encode(dict(props)).decode()
+    # Most edges have no properties: their text needs no encoder.
+    return encode(dict(props)).decode() if props else "{}"
 
 
 def newer(node: NodeRecord) -> int:

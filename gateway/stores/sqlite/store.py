@@ -42,7 +42,8 @@ from gateway.stores.sqlite.connection import Readers, Worker
 from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
 from gateway.stores.sqlite.reads import Reads
 from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, UPGRADE_FROM_1
-from gateway.stores.sqlite.transaction import SqliteTransaction
+from gateway.stores.sqlite.transaction import Parked, SqliteTransaction
+from gateway.stores.sqlite.writes import any_parked
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Backend
 
@@ -89,6 +90,7 @@ class SqliteStore(Reads):
         self.directory = directory
         self._lock = lock
         self._writer = writer
+        self._parked = Parked()
         self._db = readers
         self._point = point
         self._write_lock = asyncio.Lock()
@@ -138,6 +140,7 @@ class SqliteStore(Reads):
             lock.release()
             raise
         store = cls(directory, lock, writer, pool, point)
+        store._parked.maybe = writer.call(any_parked)
         store._watching = asyncio.create_task(store._watch.run())
         return store
 
@@ -175,8 +178,9 @@ class SqliteStore(Reads):
             db = self._writer.connection
             db.execute("SAVEPOINT tx")
             try:
-                yield SqliteTransaction(self._writer)
+                yield SqliteTransaction(self._writer, self._parked)
             except BaseException as exc:
+                self._parked.maybe = True  # what it took out is back
                 if not _undo_savepoint(db):
                     group.lost = exc
                 if isinstance(exc, sqlite3.OperationalError):
@@ -235,10 +239,12 @@ class SqliteStore(Reads):
                 await self._writer.run(_rollback)
                 raise self._write_error(exc) from exc
         except StoreWriteError as exc:
+            self._parked.maybe = True  # what the group took out is back
             logger.warning("rolled back %d write(s): %s", group.members, exc.__cause__ or exc)
             group.durable.set_exception(exc)
             group.durable.exception()  # retrieved: a group may have no member left to wait
         except BaseException as exc:
+            self._parked.maybe = True
             group.durable.set_exception(exc)
             group.durable.exception()
             raise

@@ -5,10 +5,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from gateway.stores.sqlite.queries import get_node
+from gateway.stores.sqlite.queries import among_ids
 from gateway.stores.sqlite.schema import (
     EDGE_COLUMNS,
+    NODE_COLUMNS,
     edge_of,
+    node_of,
     node_values,
     props_text,
     term_rows,
@@ -17,8 +19,11 @@ from resolvers.errors import KeyOwnedByOtherSessionError
 
 if TYPE_CHECKING:
     import sqlite3
+    from collections.abc import Sequence
 
     from resolvers.records import EdgeRecord, EdgeType, NodeRecord
+
+    Stored = tuple[int, NodeRecord]  # a stored node and its ``rid``
 
 _INSERT_NODE = (
     "INSERT INTO nodes (id, label, key, session, created, props, seq, live, artifact, version,"
@@ -29,64 +34,67 @@ _UPDATE_NODE = (
     " live = ?, artifact = ?, version = ?, project = ?, chain = ?, chain_at = ? WHERE rid = ?"
 )
 _INSERT_TERM = "INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?)"
+_INSERT_NEW_TERM = "INSERT INTO terms VALUES (?, ?, ?, ?, ?)"
 _DELETE_TERM = "DELETE FROM terms WHERE token = ? AND rank = ? AND newer = ? AND nid = ?"
 
 
-def put_node(db: sqlite3.Connection, node: NodeRecord) -> None:
-    stored = get_node(db, node.id)
+def stored_nodes(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, Stored]:
+    """The stored nodes among ``ids`` with their ``rid``s (absent ids are left out)."""
+    among, arguments = among_ids("id", ids)
+    rows = db.execute(f"SELECT {NODE_COLUMNS} FROM nodes WHERE {among}", arguments)
+    return {row[1]: (row[0], node_of(row)) for row in rows}
+
+
+def put_node(db: sqlite3.Connection, node: NodeRecord, stored: Stored | None) -> int:
+    """Store ``node`` over ``stored`` (what the database holds under its id: the caller read
+    it in this transaction); its ``rid``."""
     if stored is None:
         rid = db.execute(_INSERT_NODE, node_values(node)).lastrowid
         assert rid is not None
-        db.executemany(_INSERT_TERM, term_rows(node, rid))
-        return
+        # A new rid: none of its rows can be there already.
+        db.executemany(_INSERT_NEW_TERM, term_rows(node, rid))
+        return rid
     rid, old = stored
     if old.session_id != node.session_id:
         # Atomic with the write: the writer's transaction holds the database's write lock.
         raise KeyOwnedByOtherSessionError(node.id, node.key, old.session_id, node.session_id)
     if old == node:
-        return
+        return rid
     db.execute(_UPDATE_NODE, (*node_values(node), rid))
     old_terms, new_terms = set(term_rows(old, rid)), set(term_rows(node, rid))
     db.executemany(_DELETE_TERM, [row[:4] for row in old_terms - new_terms])
     db.executemany(_INSERT_TERM, new_terms - old_terms)
+    return rid
 
 
-def delete_node(db: sqlite3.Connection, node_id: str) -> bool:
-    stored = get_node(db, node_id)
-    if stored is None:
-        return False
-    rid, _ = stored
+def delete_node(db: sqlite3.Connection, node_id: str, rid: int) -> None:
     db.execute("DELETE FROM edges WHERE source = ?1 OR target = ?1", (node_id,))
     db.execute("DELETE FROM terms WHERE nid = ?", (rid,))
     db.execute("DELETE FROM nodes WHERE rid = ?", (rid,))
-    return True
 
 
-def put_edge(db: sqlite3.Connection, edge: EdgeRecord) -> bool:
-    sessions = dict(
-        db.execute(
-            "SELECT id, session FROM nodes WHERE id IN (?, ?)", (edge.source, edge.target)
-        ).fetchall()
-    )
-    if edge.source not in sessions or edge.target not in sessions:
-        raise ValueError(f"edge endpoint missing: {edge.identity}")
+def put_edge(db: sqlite3.Connection, edge: EdgeRecord, sessions: tuple[str, str]) -> bool:
+    """Create or update ``edge`` between nodes of these ``sessions`` (the caller checked that
+    both exist)."""
+    props = props_text(edge.props)
+    common = sessions[0] if sessions[0] == sessions[1] else None
+    created = db.execute(
+        "INSERT INTO edges (type, source, target, props, session) VALUES (?, ?, ?, ?, ?)"
+        " ON CONFLICT (source, type, target) DO NOTHING",
+        (edge.type.value, edge.source, edge.target, props, common),
+    ).rowcount
+    if created:
+        return True
     row = db.execute(
         f"SELECT {EDGE_COLUMNS} FROM edges WHERE source = ? AND type = ? AND target = ?",
         (edge.source, edge.type.value, edge.target),
     ).fetchone()
-    if row is not None:
-        if edge_of(row) != edge:
-            db.execute(
-                "UPDATE edges SET props = ? WHERE source = ? AND type = ? AND target = ?",
-                (props_text(edge.props), edge.source, edge.type.value, edge.target),
-            )
-        return False
-    common = sessions[edge.source] if sessions[edge.source] == sessions[edge.target] else None
-    db.execute(
-        "INSERT INTO edges (type, source, target, props, session) VALUES (?, ?, ?, ?, ?)",
-        (edge.type.value, edge.source, edge.target, props_text(edge.props), common),
-    )
-    return True
+    if edge_of(row) != edge:
+        db.execute(
+            "UPDATE edges SET props = ? WHERE source = ? AND type = ? AND target = ?",
+            (props, edge.source, edge.type.value, edge.target),
+        )
+    return False
 
 
 def delete_edge(db: sqlite3.Connection, edge_type: EdgeType, source: str, target: str) -> bool:
@@ -114,9 +122,15 @@ def park_edge(db: sqlite3.Connection, edge: EdgeRecord, waiting_for: str) -> Non
     )
 
 
-def take_parked(db: sqlite3.Connection, node_id: str) -> list[EdgeRecord]:
+def take_parked(db: sqlite3.Connection, node_id: str) -> tuple[list[EdgeRecord], bool]:
+    """The edges parked for ``node_id``, removed; and whether any edge is still parked."""
     rows = db.execute(
         "DELETE FROM parked WHERE waiting_for = ? RETURNING rid, type, source, target, props",
         (node_id,),
     ).fetchall()
-    return [edge_of(row[1:]) for row in sorted(rows)]
+    return [edge_of(row[1:]) for row in sorted(rows)], any_parked(db)
+
+
+def any_parked(db: sqlite3.Connection) -> bool:
+    (found,) = db.execute("SELECT EXISTS (SELECT 1 FROM parked)").fetchone()
+    return bool(found)

@@ -59,12 +59,12 @@ def write_between_statements(
             statements.append(sql)
             if len(statements) == 2:
                 writer.execute("BEGIN IMMEDIATE")
-                writes.put_node(writer, claim(f"late-{len(statements)}"))
+                writes.put_node(writer, claim(f"late-{len(statements)}"), None)
                 writer.execute("COMMIT")
 
     try:
         with writer:
-            writes.put_node(writer, claim("first"))
+            writes.put_node(writer, claim("first"), None)
         reader.set_trace_callback(traced)
         return read(reader), len(statements)
     finally:

@@ -27,7 +27,7 @@ from gateway.stores.sqlite.store import SqliteStore
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.events import ExecutionObserved, FirstMessageObserved
 from resolvers.observe import observe_execution, observe_session_first_message
-from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord, node_id
+from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from tests.stores.killing import KILL_ROUNDS, half_applied, run_until_killed, writer_script
 from tests.timing import once_within
 
@@ -230,6 +230,79 @@ async def test_a_failed_transaction_keeps_nothing(store: SqliteStore) -> None:
     assert nodes[call_id("e20")].seq == 2  # the aborted next_seq was rolled back too
     async with store.transaction(S1) as tx:
         assert await tx.take_parked("SourceFile:f") == []
+
+
+WAITING = EdgeRecord(EdgeType.INPUT, "SourceFile:f", call_id("e10"))
+
+
+async def park_waiting(store: SqliteStore) -> None:
+    async with store.transaction(S1) as tx:
+        await tx.park_edge(WAITING, WAITING.source)
+
+
+async def create_source(store: SqliteStore) -> None:
+    """Create the edge's missing endpoint and connect what waited for it (as ``Writer``)."""
+    async with store.transaction(S1) as tx:
+        await tx.put_node(NodeRecord(WAITING.source, Label.SOURCE_FILE, "f", S1, T0))
+        for edge in await tx.take_parked(WAITING.source):
+            await tx.put_edge(edge)
+
+
+async def take_then_fail(store: SqliteStore) -> None:
+    async with store.transaction(S1) as tx:
+        assert await tx.take_parked(WAITING.source) == [WAITING]
+        raise RuntimeError("abort")
+
+
+async def test_edges_taken_by_a_failed_transaction_wait_again(store: SqliteStore) -> None:
+    await executions(store, 10)
+    await park_waiting(store)
+
+    with pytest.raises(RuntimeError, match="abort"):
+        await take_then_fail(store)
+    await create_source(store)
+
+    assert WAITING.identity in (await contents(store))[1]
+
+
+async def test_edges_parked_before_a_restart_still_wait(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path)
+    await executions(store, 10)
+    await park_waiting(store)
+    await store.aclose()
+
+    store = await SqliteStore.open(tmp_path)
+    try:
+        await create_source(store)
+        edges = (await contents(store))[1]
+    finally:
+        await store.aclose()
+
+    assert WAITING.identity in edges
+
+
+async def test_a_transaction_reads_what_it_wrote(store: SqliteStore) -> None:
+    await goal(store)
+    code = NodeRecord("Code:c", Label.CODE, "c", S1, T0, {"content": "first words"})
+
+    async with store.transaction(S1) as tx:
+        assert await tx.get_nodes([code.id, GOAL]) == [None, *await store.get_nodes([GOAL])]
+        await tx.put_node(code)
+        changed = code.with_props(content="second words")
+        await tx.put_node(changed)
+        assert await tx.get_nodes([code.id]) == [changed]
+        assert await tx.put_edge(EdgeRecord(EdgeType.PRODUCES, GOAL, code.id))
+        assert await tx.delete_node(code.id)
+        assert await tx.get_nodes([code.id]) == [None]
+        assert not await tx.delete_node(code.id)
+        with pytest.raises(ValueError, match="endpoint missing"):
+            await tx.put_edge(EdgeRecord(EdgeType.PRODUCES, GOAL, code.id))
+        await tx.put_node(changed)
+
+    assert await store.get_nodes([code.id]) == [changed]
+    assert await store.expand([GOAL], EdgeType.PRODUCES, Direction.OUT) == []
+    assert [hit.node.id for hit in await store.search(["second"])] == [code.id]
+    assert await store.search(["first"]) == []
 
 
 async def test_concurrent_writers_share_commits(
