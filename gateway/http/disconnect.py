@@ -86,7 +86,9 @@ class _Client:
             raise
         finally:
             self._serving = None
-            await self._stop_listening()
+            if self._listener is not None:
+                # Not awaited: it ends at its next step, and nothing it holds outlives it.
+                self._listener.cancel()
         if self._cancelled:  # asked, but the app absorbed the cancellation
             serving.uncancel()
         return not self._cancelled
@@ -132,12 +134,6 @@ class _Client:
         if not self._cancelled and self._may_cancel():
             self._cancelled = True
             serving.cancel()
-
-    async def _stop_listening(self) -> None:
-        listener = self._listener
-        if listener is not None and not listener.done():
-            listener.cancel()
-            await asyncio.wait({listener})
 
 
 def _has_body(scope: Scope) -> bool:
