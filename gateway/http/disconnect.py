@@ -119,13 +119,16 @@ class _Client:
             self._listener = asyncio.create_task(self._listening())
 
     async def _listening(self) -> None:
-        while True:
-            message = await self._receive()
-            self._held.append(message)
-            self._arrived.set()
-            self._heard(message)
-            if message["type"] == "http.disconnect":
-                return
+        try:
+            while True:
+                message = await self._receive()
+                self._held.append(message)
+                self._arrived.set()
+                self._heard(message)
+                if message["type"] == "http.disconnect":
+                    return
+        finally:
+            self._arrived.set()  # an app waiting for a message then asks the server itself
 
     def _heard(self, message: Message) -> None:
         serving = self._serving
