@@ -7,7 +7,9 @@ Authentication (SPEC §8, ``gateway.http.auth``): ``/graphql``, ``/metrics`` and
 ``Authorization: Bearer <token>`` when a token is configured — the internal token may do
 everything, the read token may only query. The GraphiQL page itself is static and served without
 a token, as are its scripts under ``/graphql/assets/`` (``gateway.http.playground``). The
-request body's size and arrival time are limited by ``gateway.http.limits``.
+request body's size and arrival time are limited by ``gateway.http.limits``; a GraphQL request
+whose client goes away is cancelled (``gateway.http.disconnect``; a mutation, once it runs,
+finishes).
 
 Browsers on other origins (SPEC §8): only the configured ``cors_origins`` may call, without
 credentials (cookies are never used; the bearer token is a header the preflight admits), and

@@ -8,6 +8,13 @@ anything that executed answers 200, field errors included. A client that asks on
 ``data: null`` for a request error, as before. A mutation sent with GET answers 405 with
 ``Allow: POST``. An ``operationName`` the document does not define, or no document at all, is a
 request error like any other (strawberry raises them as plain-text HTTP errors).
+
+A request whose client goes away is cancelled (``gateway.http.disconnect``), unless it is a
+mutation that began executing (``GraphContext.writing``): that one runs to its end, so a write
+is never left half-applied, and is acknowledged, as always, only once it is durable — the agent
+control plane, which sends its events fire-and-forget, loses nothing by not hearing the answer.
+A mutation whose client left before it began (while it was parsed or validated) is cancelled:
+it wrote nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
 from strawberry.types.execution import PreExecutionError
 
+from gateway.http.disconnect import CancelOnDisconnect
 from gateway.schema.context import GraphContext
 
 if TYPE_CHECKING:
@@ -36,6 +44,8 @@ GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
 JSON = "application/json"
 # Specificity of a media range: an exact type, ``application/*``, ``*/*``.
 _EXACT, _TYPE, _ANY = 2, 1, 0
+# Where a request's GraphQL context is kept, in its ``scope["state"]``.
+_CONTEXT = "graph_context"
 
 
 class MethodNotAllowed(HTTPException):
@@ -47,12 +57,20 @@ class MethodNotAllowed(HTTPException):
 
 
 class SpecGraphQL(GraphQL[GraphContext, None]):
-    """Strawberry's ASGI app with the media types, status codes and 405 described above."""
+    """Strawberry's ASGI app with the media types, status codes and 405 described above, whose
+    HTTP requests are cancelled when their client goes away (but a mutation's, once it runs)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._http = CancelOnDisconnect(self._serve_http, may_cancel=_may_cancel)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await super().__call__(scope, receive, send)
             return
+        await self._http(scope, receive, send)
+
+    async def _serve_http(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             response = await self.run(Request(scope=scope, receive=receive))
         except HTTPException as exc:
@@ -69,6 +87,7 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
         root_value: None,
         request_data: GraphQLRequestData,
     ) -> ExecutionResult:
+        request.scope.setdefault("state", {})[_CONTEXT] = context  # for ``_may_cancel``
         try:
             return await super().execute_single(
                 request=request,
@@ -111,6 +130,12 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
             if isinstance(response_data, dict) and "data" not in response_data:
                 response.status_code = request_error_status(response_data)
         return response
+
+
+def _may_cancel(scope: Scope) -> bool:
+    """False once the request's mutation began executing (it then runs to its end)."""
+    context = scope.get("state", {}).get(_CONTEXT)
+    return not (isinstance(context, GraphContext) and context.writing)
 
 
 def request_error_status(response: GraphQLHTTPResponse) -> int:

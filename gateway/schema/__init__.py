@@ -12,6 +12,7 @@ from strawberry.types.graphql import OperationType
 
 from gateway.schema import enum_docs as enum_docs  # describes the enums' values on import
 from gateway.schema.budget import TimeBudget
+from gateway.schema.context import GraphContext
 from gateway.schema.cost import CostLimit, ReaderPool
 from gateway.schema.errors import EXCEPTION_HANDLERS, MaskUnexpectedErrors
 from gateway.schema.execution import LeanExecution
@@ -57,6 +58,18 @@ class ReadOnlyGuard(SchemaExtension):
         yield
 
 
+class MarkWrites(SchemaExtension):
+    """Marks the context of a mutation about to execute (``GraphContext.writing``)."""
+
+    def on_execute(self) -> Iterator[None]:
+        context = self.execution_context.context
+        if self.execution_context.operation_type is OperationType.MUTATION and isinstance(
+            context, GraphContext
+        ):
+            context.writing = True
+        yield
+
+
 def build_schema(
     limits: Limits | None = None, observer: Observer | None = None
 ) -> strawberry.Schema:
@@ -82,6 +95,7 @@ def build_schema(
             lambda: CostLimit(
                 max_cost=limits.max_cost, max_cost_read=limits.max_cost_read, pool=pool
             ),
+            MarkWrites,
             MaskUnexpectedErrors,
             # Last: its resolve hook wraps the others' (see observability.py).
             *observed,

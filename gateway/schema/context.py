@@ -20,6 +20,9 @@ class GraphContext:
     runtime: Runtime
     can_write: bool = True
     request_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # True once a mutation began executing (``MarkWrites``): its HTTP request is then run to its
+    # end even when the client goes away (``gateway.http.graphql``), never abandoned halfway.
+    writing: bool = False
     # Set by strawberry from a WebSocket's connection_init payload (it holds the token).
     connection_params: dict[str, object] | None = field(default=None, repr=False)
 

@@ -23,14 +23,13 @@ START_TIMEOUT = 30.0
 
 
 @contextlib.contextmanager
-def serving(app: Starlette) -> Iterator[str]:
-    """Serve ``app`` until the block ends; yields its base URL."""
+def serving(app: Starlette, ws: str = "none") -> Iterator[str]:
+    """Serve ``app`` until the block ends (WebSockets with ``ws="websockets-sansio"``); yields its
+    base URL."""
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.bind(("127.0.0.1", 0))
     host, port = listener.getsockname()
-    config = uvicorn.Config(
-        app, http="h11", ws="none", lifespan="on", log_config=None, access_log=True
-    )
+    config = uvicorn.Config(app, http="h11", ws=ws, lifespan="on", log_config=None, access_log=True)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [listener]}, daemon=True)
     thread.start()
