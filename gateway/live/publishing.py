@@ -28,6 +28,7 @@ from resolvers.records import EdgeRecord
 from resolvers.store import (
     ConsistentReader,
     RankedSearch,
+    SessionReader,
     SizedStore,
     TraceReader,
     WalkReader,
@@ -64,6 +65,8 @@ class PublishingStore(ForwardedReads):
             self.stored_bytes = store.stored_bytes
         if isinstance(store, ConsistentReader):
             self.consistent_view = store.consistent_view
+        if isinstance(store, SessionReader):
+            self.session_view = store.session_view
         self._tailer = FeedTailer(store, bus) if isinstance(store, FeedSource) else None
 
     @asynccontextmanager
