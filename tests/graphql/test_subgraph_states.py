@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 EXECUTIONS = 40
 CLAIM_EVERY = 4
 GOAL = "ResearchGoal:goal:session:s1"
+LAST = 10_000  # finished after every other step: its trace crosses the whole chain
 
 
 def broken_rules(graph: dict[str, Any]) -> list[str]:
@@ -100,5 +101,42 @@ async def test_a_subgraph_read_during_writes_is_one_state_of_the_session(
     torn = Counter(rule for broken in answers for rule in broken)
     final = await read_subgraph(gql, fold=False)
     assert final == []
+    assert len(answers) >= 10
+    assert not torn, f"{sum(map(bool, answers))} of {len(answers)} answers torn: {torn}"
+
+
+def broken_trace(trace: dict[str, Any]) -> list[str]:
+    """What in a trace of a recorded artifact to the goal no state of the session can show:
+    every state holds its whole task chain."""
+    if trace["__typename"] != "ProvenanceTrace":
+        return [f"failed: {trace['__typename']}"]
+    broken = []
+    if trace["broken"] or trace["truncated"]:
+        broken.append(f"verdict: {trace['reason']}")
+    path = trace["path"]
+    reached = [trace["startNode"]["id"], *(step["node"]["id"] for step in path)]
+    if path and (
+        reached[-1] != GOAL
+        or any(step["reachedFrom"] != reached[index] for index, step in enumerate(path))
+    ):
+        broken.append("path")
+    return broken
+
+
+async def test_a_trace_read_during_writes_is_one_state_of_the_session(
+    gql: GraphQLClient,
+) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e-last", LAST, artifacts=[b.artifact("fig-last")])
+    writing = asyncio.ensure_future(write_session(gql))
+    answers: list[list[str]] = []
+
+    while not writing.done() or not answers:
+        result = await gql.raw(b.TRACE, id="Artifact:fig-last#v1", s="s1", hops=32)
+        failed = [f"failed: {result.errors[0].message}"] if result.errors else []
+        answers.append(failed or broken_trace(result.data["traceProvenance"]))
+    await writing
+
+    torn = Counter(rule for broken in answers for rule in broken)
     assert len(answers) >= 10
     assert not torn, f"{sum(map(bool, answers))} of {len(answers)} answers torn: {torn}"

@@ -272,6 +272,11 @@ class _TransactionReads(Reads):
             return [record async for record in result]
 
 
+class _SessionView(_TransactionReads, Walks):
+    """A session view's reads (``Neo4jStore.session_view``): the primitives, whole walks and
+    trace hops, as statements of its transaction."""
+
+
 class _Neo4jTransaction(_TransactionReads):
     """One explicit Neo4j transaction; its reads see its own writes."""
 
@@ -577,7 +582,7 @@ class Neo4jStore(Walks):
                 tx = await session.begin_transaction(
                     timeout=self._query_timeout * TRANSACTION_TIMEOUT_FACTOR
                 )
-            view = _TransactionReads(tx, self._errors)
+            view = _SessionView(tx, self._errors)
             try:
                 await view._fetch(cypher.LOCK_SESSION, session=session_id)
                 yield view
