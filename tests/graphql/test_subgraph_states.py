@@ -140,3 +140,23 @@ async def test_a_trace_read_during_writes_is_one_state_of_the_session(
     torn = Counter(rule for broken in answers for rule in broken)
     assert len(answers) >= 10
     assert not torn, f"{sum(map(bool, answers))} of {len(answers)} answers torn: {torn}"
+
+
+async def test_a_chain_read_during_writes_is_one_state_of_the_session(
+    gql: GraphQLClient,
+) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e-last", LAST, artifacts=[b.artifact("fig-last")])
+    writing = asyncio.ensure_future(write_session(gql))
+    answers: list[list[str]] = []
+
+    while not writing.done() or not answers:
+        result = await gql.raw(b.CHAIN, id="ToolCall:subtask:e-last", kind="VIEW_GOAL", s="s1")
+        chain = None if result.errors else result.data["getChain"]
+        ids = {node["id"] for node in chain["nodes"]} if chain else set()
+        answers.append([] if {GOAL, "ToolCall:subtask:e-last"} <= ids else ["goal not reached"])
+    await writing
+
+    torn = Counter(rule for broken in answers for rule in broken)
+    assert len(answers) >= 10
+    assert not torn, f"{sum(map(bool, answers))} of {len(answers)} answers torn: {torn}"
