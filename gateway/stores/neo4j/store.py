@@ -32,15 +32,18 @@ changes (``planned``, ``plans``), then the commit. ``transaction()`` is one expl
 transaction whose primitives are a statement each (cleanups, migration), committed on a clean
 exit and rolled back on an exception. Frontier reads (``get_nodes``, ``expand``,
 ``edges_among``) go in one ``UNWIND``, and a whole chain walk is one statement (``WalkReader``,
-``walks``). Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
-Listings are newest first by insertion order (``_sm_order``, drawn from the session's
-counter and the server's clock, never a process clock: strictly increasing in commit order
-within a session, server-time order across sessions); their ``total`` counts the matches (a
-session-index or label scan). Search (``search_ranked``)
-is one statement: prefix candidates from the ``sm_fulltext`` index (narrowed to the session by
-its digest token), each ranked exactly by the rules of ``resolvers.search`` from its stored
-tokens and their field ranks, sorted and paged in Cypher; its cost follows the number of
-candidates rather than the store size, and only the page crosses the network.
+``walks``). Reads are read committed, each statement seeing commits as they land; an answer
+that must be one state of a session (a subgraph, a trace, a chain) reads through
+``session_view``, which holds the session's writes off while it reads. Writes are ``MERGE``
+on the unique ``id``, so concurrent identical writes converge. Listings are newest first by
+insertion order (``_sm_order``, drawn from the session's counter and the server's clock,
+never a process clock: strictly increasing in commit order within a session, server-time
+order across sessions); their ``total`` counts the matches (a session-index or label scan).
+Search (``search_ranked``) is one statement: prefix candidates from the ``sm_fulltext``
+index (narrowed to the session by its digest token), each ranked exactly by the rules of
+``resolvers.search`` from its stored tokens and their field ranks, sorted and paged in Cypher;
+its cost follows the number of candidates rather than the store size, and only the page
+crosses the network.
 
 Failures are mapped in ``_driver_errors`` only: every driver, socket and connectivity error,
 transient server error (``transient`` for a conflict with concurrent writers: a deadlock, a
