@@ -37,7 +37,7 @@ from resolvers.merging import newest
 from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
 from resolvers.search import decode_cursor, encode_cursor
-from resolvers.store import Hop, HopRecord, ReachReader, WalkReader
+from resolvers.store import Hop, HopRecord, ReachReader, WalkReader, one_state
 from resolvers.validate import check_first
 
 if TYPE_CHECKING:
@@ -144,7 +144,8 @@ async def get_chain(
     size = check_first(first, CHAIN_CAP, CHAIN_CAP)
     offset = decode_cursor(after)
     source = await resolve_node(store, node_ref, session_id=session_id, version=version)
-    walked = await _walk(store, source, HOPS[kind], session_id)
+    async with one_state(store, session_id or source.session_id) as view:  # every hop at once
+        walked = await _walk(view, source, HOPS[kind], session_id)
     if walked is None:
         return GraphSlice([], [], 0)
     return _slice(source, HOPS[kind], walked, size, offset)

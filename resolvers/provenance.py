@@ -53,7 +53,14 @@ from resolvers.chains import STEPS, recency
 from resolvers.errors import InvalidInputError
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node
-from resolvers.store import LineQuery, LineRecord, RunQuery, TraceReader, UpstreamRecord
+from resolvers.store import (
+    LineQuery,
+    LineRecord,
+    RunQuery,
+    TraceReader,
+    UpstreamRecord,
+    one_state,
+)
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
@@ -144,12 +151,13 @@ async def trace_provenance(
         reached = f"reached {target_label.value}"
         return ProvenanceTrace(start, [], [], broken=False, truncated=False, reason=reached)
     scope = session_id or start.session_id
-    reads: _Reads = (
-        _Prefetched(store, target_label)
-        if isinstance(store, TraceReader)
-        else _Primitives(store, target_label)
-    )
-    walk = await _Walk(reads, start, target_label, scope).explore(max_hops)
+    async with one_state(store, scope) as view:  # every hop and the witness from one state
+        reads: _Reads = (
+            _Prefetched(view, target_label)
+            if isinstance(view, TraceReader)
+            else _Primitives(view, target_label)
+        )
+        walk = await _Walk(reads, start, target_label, scope).explore(max_hops)
     return _verdict(start, walk, target_label, max_hops)
 
 

@@ -30,7 +30,8 @@ hop of a walk may read, in one request (a walk over the primitives takes two per
 of a provenance trace reads, in one request; and ``RankedSearch``: a search ranked and paged
 where the data is, so only the page crosses the network. ``SizedStore`` reports the
 bytes a store keeps on disk, for operators. ``ConsistentReader``: several reads that see one
-state of the store, for an answer composed of several reads (``one_state``).
+state of the store, and ``SessionReader``: several reads that see one state of a session, for
+an answer composed of several reads (``one_state``).
 """
 
 from __future__ import annotations
@@ -341,10 +342,31 @@ class ConsistentReader(Protocol):
         ...
 
 
-def one_state(store: GraphReader) -> AbstractAsyncContextManager[GraphReader]:
-    """``store``'s consistent view when it offers one, else ``store`` itself."""
+@runtime_checkable
+class SessionReader(Protocol):
+    """Optional: reads that all see one state of one session.
+
+    A backend offers it when its reads see each commit as it lands (read committed) and it
+    has no snapshot of the whole store to give them, but can keep one session's writes out
+    while they run."""
+
+    def session_view(self, session_id: str) -> AbstractAsyncContextManager[GraphReader]:
+        """A reader whose reads all see one committed state of the session ``session_id``
+        (its nodes, the edges among them, its chains): no write of that session commits
+        while the reader is open. Data of other sessions is read as it is at each read."""
+        ...
+
+
+def one_state(
+    store: GraphReader, session_id: str | None = None
+) -> AbstractAsyncContextManager[GraphReader]:
+    """A reader whose reads see one state: of the store (``ConsistentReader``) or, at least,
+    of the session ``session_id`` (``SessionReader``); ``store`` itself when it offers
+    neither (its reads never interleave with writes)."""
     if isinstance(store, ConsistentReader):
         return store.consistent_view()
+    if session_id is not None and isinstance(store, SessionReader):
+        return store.session_view(session_id)
     return nullcontext(store)
 
 

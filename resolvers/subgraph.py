@@ -99,7 +99,7 @@ async def session_subgraph(
     session_id = _check_id("sessionId", session_id)
     if not 1 <= first <= SUBGRAPH_MAX_FIRST:
         raise InvalidInputError("first", f"must be between 1 and {SUBGRAPH_MAX_FIRST}")
-    async with one_state(store) as view:  # the nodes and their edges from one moment
+    async with one_state(store, session_id) as view:  # the nodes and their edges from one moment
         page = await view.list_nodes(session_id=session_id, limit=first)
         nodes = list(page.items)
         ids = [node.id for node in nodes]

@@ -29,6 +29,7 @@ from resolvers.store import (
     ConsistentReader,
     RankedSearch,
     ReachReader,
+    SessionReader,
     SizedStore,
     TraceReader,
     WalkReader,
@@ -67,6 +68,8 @@ class PublishingStore(ForwardedReads):
             self.stored_bytes = store.stored_bytes
         if isinstance(store, ConsistentReader):
             self.consistent_view = store.consistent_view
+        if isinstance(store, SessionReader):
+            self.session_view = store.session_view
         self._tailer = FeedTailer(store, bus) if isinstance(store, FeedSource) else None
 
     @asynccontextmanager

@@ -13,8 +13,10 @@ from gateway.stores.neo4j.records import (
     chain_pos,
     chain_scope,
     session_token,
-    to_edge,
+    to_edges,
     to_node,
+    to_nodes,
+    vanished,
 )
 from resolvers.records import Label, Page, SearchHit, split_node_id
 
@@ -60,14 +62,15 @@ class Reads:
         raise NotImplementedError
 
     async def _nodes(self, query: LiteralString, **params: Any) -> list[NodeRecord]:
-        return [to_node(record["node"]) for record in await self._fetch(query, **params)]
+        return to_nodes(record["node"] for record in await self._fetch(query, **params))
 
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
         found: list[NodeRecord | None] = [None] * len(ids)
         rows, labels = rows_of(ids)
         if rows:
             for record in await self._fetch(cypher.get_nodes(labels), rows=rows):
-                found[record["i"]] = to_node(record["node"])
+                if not vanished(record["node"]):
+                    found[record["i"]] = to_node(record["node"])
         return found
 
     async def nodes_by_key(
@@ -109,10 +112,7 @@ class Reads:
 
     @staticmethod
     def _edges(records: list[neo4j.Record]) -> list[EdgeRecord]:
-        return [
-            to_edge(record["type"], record["source"], record["target"], record["props"])
-            for record in records
-        ]
+        return to_edges(record.data() for record in records)
 
     async def list_nodes(
         self,
@@ -131,7 +131,7 @@ class Reads:
         (record,) = await self._fetch(
             query, session=session_id or "", offset=offset, limit=limit, end=offset + limit
         )
-        items = [to_node(value) for value in record["nodes"]]
+        items = to_nodes(record["nodes"])
         total = int(record["total"])
         return Page(items, total, offset + len(items) < total)
 
@@ -152,10 +152,7 @@ class Reads:
         (record,) = await self._fetch(
             query, session=session_id, offset=offset, limit=limit, end=offset + limit
         )
-        items = [
-            to_edge(value["type"], value["source"], value["target"], value["props"])
-            for value in record["edges"]
-        ]
+        items = to_edges(record["edges"])
         total = int(record["total"])
         return Page(items, total, offset + len(items) < total)
 
@@ -180,7 +177,11 @@ class Reads:
             scope=chain_scope(scope_key),
             pos=chain_pos(position),
         )
-        sides = {record["side"]: to_node(record["node"]) for record in records}
+        sides = {
+            record["side"]: to_node(record["node"])
+            for record in records
+            if not vanished(record["node"])
+        }
         return sides.get("before"), sides.get("after")
 
     async def chain_before(
@@ -219,6 +220,7 @@ class Reads:
         return [
             SearchHit(to_node(record["node"]), int(record["hits"]), int(record["rank"]))
             for record in await self._fetch(query, **params)
+            if not vanished(record["node"])
         ]
 
     async def search_ranked(
@@ -237,7 +239,7 @@ class Reads:
             return Page([], 0, False)
         query, params = plan
         (record,) = await self._fetch(query, offset=offset, end=offset + limit, **params)
-        items = [to_node(value) for value in record["nodes"]]
+        items = to_nodes(record["nodes"])
         total = int(record["total"])
         return Page(items, total, offset + len(items) < total)
 

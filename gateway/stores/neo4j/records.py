@@ -28,7 +28,7 @@ from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
 from resolvers.text import token_ranks
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Iterable, Mapping
 
     from resolvers.store import ChainPosition
 
@@ -102,6 +102,28 @@ def to_node(value: Mapping[str, Any]) -> NodeRecord:
 
 def to_edge(edge_type: str, source: str, target: str, props: Mapping[str, Any]) -> EdgeRecord:
     return EdgeRecord(EdgeType(edge_type), source, target, _decode(props))
+
+
+def to_nodes(values: Iterable[Mapping[str, Any]]) -> list[NodeRecord]:
+    """The records of projected nodes, leaving out those that vanished (``vanished``)."""
+    return [to_node(value) for value in values if not vanished(value)]
+
+
+def to_edges(rows: Iterable[Mapping[str, Any]]) -> list[EdgeRecord]:
+    """The records of ``{type, source, target, props}`` rows, leaving out relationships that
+    vanished the same way: Neo4j projects those without their type or an endpoint's id."""
+    return [
+        to_edge(row["type"], row["source"], row["target"], row["props"])
+        for row in rows
+        if row["type"] is not None and row["source"] is not None and row["target"] is not None
+    ]
+
+
+def vanished(node: Mapping[str, Any]) -> bool:
+    """Whether a projected node was deleted by a commit that landed while the statement read
+    it (reads are read committed): Neo4j then projects it without its id. It is no longer
+    stored, so a read leaves it out."""
+    return node.get("id") is None
 
 
 def parked_props(edge: EdgeRecord) -> str:

@@ -32,15 +32,18 @@ changes (``planned``, ``plans``), then the commit. ``transaction()`` is one expl
 transaction whose primitives are a statement each (cleanups, migration), committed on a clean
 exit and rolled back on an exception. Frontier reads (``get_nodes``, ``expand``,
 ``edges_among``) go in one ``UNWIND``, and a whole chain walk is one statement (``WalkReader``,
-``walks``). Writes are ``MERGE`` on the unique ``id``, so concurrent identical writes converge.
-Listings are newest first by insertion order (``_sm_order``, drawn from the session's
-counter and the server's clock, never a process clock: strictly increasing in commit order
-within a session, server-time order across sessions); their ``total`` counts the matches (a
-session-index or label scan). Search (``search_ranked``)
-is one statement: prefix candidates from the ``sm_fulltext`` index (narrowed to the session by
-its digest token), each ranked exactly by the rules of ``resolvers.search`` from its stored
-tokens and their field ranks, sorted and paged in Cypher; its cost follows the number of
-candidates rather than the store size, and only the page crosses the network.
+``walks``). Reads are read committed, each statement seeing commits as they land; an answer
+that must be one state of a session (a subgraph, a trace, a chain) reads through
+``session_view``, which holds the session's writes off while it reads. Writes are ``MERGE``
+on the unique ``id``, so concurrent identical writes converge. Listings are newest first by
+insertion order (``_sm_order``, drawn from the session's counter and the server's clock,
+never a process clock: strictly increasing in commit order within a session, server-time
+order across sessions); their ``total`` counts the matches (a session-index or label scan).
+Search (``search_ranked``) is one statement: prefix candidates from the ``sm_fulltext``
+index (narrowed to the session by its digest token), each ranked exactly by the rules of
+``resolvers.search`` from its stored tokens and their field ranks, sorted and paged in Cypher;
+its cost follows the number of candidates rather than the store size, and only the page
+crosses the network.
 
 Failures are mapped in ``_driver_errors`` only: every driver, socket and connectivity error,
 transient server error (``transient`` for a conflict with concurrent writers: a deadlock, a
@@ -94,7 +97,7 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from resolvers.plan import ReadPlan
-    from resolvers.store import GraphTransaction
+    from resolvers.store import GraphReader, GraphTransaction
 
 
 logger = logging.getLogger(__name__)
@@ -255,7 +258,29 @@ def _abandon(lock: asyncio.Lock, acquiring: asyncio.Future[Any]) -> None:
         acquiring.cancel()
 
 
-class _Neo4jTransaction(Reads):
+class _TransactionReads(Reads):
+    """The read primitives as statements of one open transaction."""
+
+    def __init__(
+        self,
+        tx: neo4j.AsyncTransaction | neo4j.AsyncManagedTransaction,
+        errors: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
+    ) -> None:
+        self._tx = tx
+        self._errors = errors
+
+    async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
+        async with self._errors():
+            result = await self._tx.run(query, params)
+            return [record async for record in result]
+
+
+class _SessionView(_TransactionReads, Walks):
+    """A session view's reads (``Neo4jStore.session_view``): the primitives, whole walks and
+    trace hops, as statements of its transaction."""
+
+
+class _Neo4jTransaction(_TransactionReads):
     """One explicit Neo4j transaction; its reads see its own writes."""
 
     def __init__(
@@ -265,11 +290,10 @@ class _Neo4jTransaction(Reads):
         scope: str | None,
         errors: Callable[[], contextlib.AbstractAsyncContextManager[Any]],
     ) -> None:
-        self._tx = tx
+        super().__init__(tx, errors)
         self._store = store
         self._scope = scope  # whose counter draws insertion order (``cypher.NEXT_ORDER``), if any
         self._tick = 0  # this transaction's own order steps when it has no session
-        self._errors = errors
         # The nodes this transaction wrote, as written. Reading one back could only return the
         # same record (a concurrent writer of that node waits for this commit), so it costs no
         # round trip: a use case checks an edge's endpoints right after writing them.
@@ -282,11 +306,6 @@ class _Neo4jTransaction(Reads):
         )
         written = self._written
         return [written[node_id] if node_id in written else fetched[node_id] for node_id in ids]
-
-    async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
-        async with self._errors():
-            result = await self._tx.run(query, params)
-            return [record async for record in result]
 
     def _order(self) -> dict[str, Any]:
         if self._scope is not None:
@@ -529,11 +548,7 @@ class Neo4jStore(Walks):
 
     @asynccontextmanager
     async def _open_transaction(self, session_id: str | None) -> AsyncIterator[_Neo4jTransaction]:
-        session = self._driver.session(
-            database=self._database,
-            bookmark_manager=self._driver.execute_query_bookmark_manager,
-        )
-        try:
+        async with self._driver_session(neo4j.WRITE_ACCESS) as session:
             async with self._errors():
                 tx = await session.begin_transaction(
                     timeout=self._query_timeout * TRANSACTION_TIMEOUT_FACTOR
@@ -548,6 +563,46 @@ class Neo4jStore(Walks):
                 raise
             async with self._errors():
                 await tx.commit()
+
+    @asynccontextmanager
+    async def session_view(self, session_id: str) -> AsyncIterator[GraphReader]:
+        """Reads that see one committed state of a session (``SessionReader``).
+
+        Neo4j reads are read committed, and a commit becomes visible piece by piece (its
+        creations, then its updates, then its deletions, then its index entries), so neither
+        separate reads nor one statement see one state while the session is written, and no
+        value read before and after the reads (the session counter, say) can certify them: a
+        commit half visible to the reads may not have set it yet. What does hold: every write
+        of a session locks the session's counter before it changes anything and keeps the
+        lock until its commit is wholly visible. So the view is one transaction that takes
+        that lock first (waiting for the write in flight, if any), reads, and rolls back: no
+        write of the session lands in between, and the view changed nothing. It costs one
+        statement more than the reads themselves, holds the session's writers (and other
+        views of it) for as long as its reads take, and needs the server that takes writes."""
+        self._check_open()
+        async with self._driver_session(neo4j.WRITE_ACCESS) as session:
+            async with self._errors():
+                tx = await session.begin_transaction(
+                    timeout=self._query_timeout * TRANSACTION_TIMEOUT_FACTOR
+                )
+            view = _SessionView(tx, self._errors)
+            try:
+                await view._fetch(cypher.LOCK_SESSION, session=session_id)
+                yield view
+            except BaseException as exc:
+                await self._abandon(tx, exc)
+                raise
+            await self._abandon(tx, None)
+
+    @asynccontextmanager
+    async def _driver_session(self, access: str) -> AsyncIterator[neo4j.AsyncSession]:
+        session = self._driver.session(
+            database=self._database,
+            default_access_mode=access,
+            bookmark_manager=self._driver.execute_query_bookmark_manager,
+        )
+        try:
+            yield session
         finally:
             with contextlib.suppress(StoreUnavailableError):
                 async with self._errors(self._connection_timeout):
@@ -605,9 +660,9 @@ class Neo4jStore(Walks):
         await planned.flush()
         return result
 
-    async def _abandon(self, tx: neo4j.AsyncTransaction, cause: BaseException) -> None:
-        """Roll back, keeping ``cause`` the error that propagates; when the connection is in
-        doubt (cancelled, timed out, gone), drop it instead: the server then rolls back."""
+    async def _abandon(self, tx: neo4j.AsyncTransaction, cause: BaseException | None) -> None:
+        """Roll back, keeping ``cause`` (if any) the error that propagates; when the connection
+        is in doubt (cancelled, timed out, gone), drop it instead: the server then rolls back."""
         if tx.closed():
             return
         if isinstance(cause, asyncio.CancelledError | StoreUnavailableError):

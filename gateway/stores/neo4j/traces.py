@@ -29,7 +29,7 @@ from gateway.stores.neo4j.cypher import (
     type_name,
 )
 from gateway.stores.neo4j.reads import Reads, rows_of
-from gateway.stores.neo4j.records import chain_pos, chain_scope, to_edge, to_node
+from gateway.stores.neo4j.records import chain_pos, chain_scope, to_edges, to_nodes
 from resolvers.records import EdgeType, Label
 from resolvers.store import LineRecord, UpstreamRecord
 from resolvers.writes import CHAIN_START
@@ -129,11 +129,11 @@ the line's nodes."""
 
 
 def _edges(values: Sequence[Mapping[str, Any]]) -> list[EdgeRecord]:
-    return [to_edge(e["type"], e["source"], e["target"], e["props"]) for e in values]
+    return to_edges(values)
 
 
 def _nodes(values: Sequence[Mapping[str, Any]]) -> list[NodeRecord]:
-    return [to_node(value) for value in values]
+    return to_nodes(values)
 
 
 class Traces(Reads):

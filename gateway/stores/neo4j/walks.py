@@ -29,7 +29,7 @@ from gateway.stores.neo4j.cypher import (
     label_name,
     type_name,
 )
-from gateway.stores.neo4j.records import to_edge, to_node
+from gateway.stores.neo4j.records import to_edges, to_nodes
 from gateway.stores.neo4j.traces import Traces
 from resolvers.records import Direction, Label
 from resolvers.store import HopRecord
@@ -141,8 +141,8 @@ class Walks(Traces):
             return None
         return [
             HopRecord(
-                [to_node(node) for node in hop["nodes"]],
-                [to_edge(e["type"], e["source"], e["target"], e["props"]) for e in hop["edges"]],
+                to_nodes(hop["nodes"]),
+                to_edges(hop["edges"]),
             )
             for hop in records[0]["hops"]
         ]

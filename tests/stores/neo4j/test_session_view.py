@@ -1,0 +1,78 @@
+"""A Neo4j session view keeps the session's writes out while it reads, and nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING
+
+from resolvers.records import Label
+from resolvers.store import one_state
+from tests.stores.neo4j.conftest import make_node
+
+if TYPE_CHECKING:
+    from gateway.stores.neo4j import Neo4jStore
+
+WAIT = 1.0  # seconds a write is given to land while it should not
+
+
+async def keys(store: Neo4jStore, session: str) -> list[str]:
+    page = await store.list_nodes(session_id=session, limit=10)
+    return [node.key for node in page.items]
+
+
+async def test_a_write_of_the_session_lands_only_after_the_view(neo4j_store: Neo4jStore) -> None:
+    await neo4j_store.write("s1", lambda tx: tx.put_node(make_node(Label.CLAIM, "first", "s1")))
+
+    async with one_state(neo4j_store, "s1") as view:
+        before = await view.list_nodes(session_id="s1", limit=10)
+        writing = asyncio.ensure_future(
+            neo4j_store.write("s1", lambda tx: tx.put_node(make_node(Label.CLAIM, "late", "s1")))
+        )
+        await asyncio.sleep(WAIT)
+        again = await view.list_nodes(session_id="s1", limit=10)
+        found = await view.get_nodes([make_node(Label.CLAIM, "late", "s1").id])
+        landed_during = writing.done()
+    await asyncio.wait_for(writing, 30)
+
+    assert [n.key for n in before.items] == [n.key for n in again.items] == ["first"]
+    assert found == [None]
+    assert not landed_during
+    assert await keys(neo4j_store, "s1") == ["late", "first"]
+
+
+async def test_a_view_of_one_session_lets_other_sessions_write(neo4j_store: Neo4jStore) -> None:
+    async with one_state(neo4j_store, "s1") as view:
+        await view.list_nodes(session_id="s1", limit=10)
+        await asyncio.wait_for(
+            neo4j_store.write("s2", lambda tx: tx.put_node(make_node(Label.CLAIM, "c", "s2"))),
+            30,
+        )
+        seen = await view.list_nodes(session_id="s2", limit=10)
+
+    assert [n.key for n in seen.items] == ["c"]
+
+
+async def test_a_view_changes_nothing(neo4j_store: Neo4jStore) -> None:
+    async with one_state(neo4j_store, "never-written") as view:
+        page = await view.list_nodes(session_id="never-written", limit=10)
+
+    (record,) = await neo4j_store._fetch(
+        "MATCH (c:SessionCounter {session_id: 'never-written'}) RETURN count(c) AS n"
+    )
+    assert page.total == 0
+    assert record["n"] == 0
+
+
+async def test_a_view_left_by_an_error_frees_the_session(neo4j_store: Neo4jStore) -> None:
+    async def fail_inside() -> None:
+        async with one_state(neo4j_store, "s1") as view:
+            await view.list_nodes(session_id="s1", limit=10)
+            raise RuntimeError("the reader failed")
+
+    failed = await asyncio.gather(fail_inside(), return_exceptions=True)
+    await asyncio.wait_for(
+        neo4j_store.write("s1", lambda tx: tx.put_node(make_node(Label.CLAIM, "c", "s1"))), 30
+    )
+
+    assert [type(error) for error in failed] == [RuntimeError]
+    assert await keys(neo4j_store, "s1") == ["c"]
