@@ -16,6 +16,8 @@ from hypothesis import strategies as st
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
+from gateway.stores.neo4j import cypher
+from gateway.stores.neo4j.store import _TransactionReads
 from resolvers import chains, observe
 from resolvers.chains import ChainKind, chain_exists, get_chain
 from resolvers.cleanup import cleanup_session
@@ -292,38 +294,47 @@ async def test_the_publishing_store_offers_the_walks_of_the_store_it_wraps(
         await file_store.aclose()
 
 
-async def test_a_chain_is_one_statement(
-    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
-) -> None:
+def _counted_statements(neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The statements the store sends from now on, its session views' included."""
     statements: list[str] = []
     fetch = neo4j_store._fetch
+    fetch_in_view = _TransactionReads._fetch
 
     async def counted(query: Any, **params: Any) -> Any:
         statements.append(query)
         return await fetch(query, **params)
 
+    async def counted_in_view(view: _TransactionReads, query: Any, **params: Any) -> Any:
+        statements.append(query)
+        return await fetch_in_view(view, query, **params)
+
     monkeypatch.setattr(neo4j_store, "_fetch", counted)
+    monkeypatch.setattr(_TransactionReads, "_fetch", counted_in_view)
+    return statements
+
+
+async def test_a_chain_is_one_statement(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements = _counted_statements(neo4j_store, monkeypatch)
 
     chain = await get_chain(neo4j_store, call("e3"), ChainKind.VIEW_GOAL)
 
     assert len(chain.nodes) > 5
-    assert len(statements) == 2  # resolve the start, then walk
+    # Resolve the start, then lock its session for the view (cypher.LOCK_SESSION), then walk.
+    assert len(statements) == 3
+    assert statements[1] == cypher.LOCK_SESSION
 
 
 async def test_a_trace_is_one_statement_a_hop(
     neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    statements: list[str] = []
-    fetch = neo4j_store._fetch
-
-    async def counted(query: Any, **params: Any) -> Any:
-        statements.append(query)
-        return await fetch(query, **params)
-
-    monkeypatch.setattr(neo4j_store, "_fetch", counted)
+    statements = _counted_statements(neo4j_store, monkeypatch)
 
     trace = await trace_provenance(neo4j_store, "table")
 
     hops = max(step.hop for step in trace.chain)
     assert (trace.reason, hops) == ("reached ResearchGoal", 5)
-    assert len(statements) == 1 + hops + 1  # resolve the start, each hop, the witness's runs
+    # Resolve the start, lock its session for the view, each hop, the witness's runs.
+    assert len(statements) == 1 + 1 + hops + 1
+    assert statements[1] == cypher.LOCK_SESSION
