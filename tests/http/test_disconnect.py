@@ -53,7 +53,11 @@ HEAVY = 2  # reader slots
 BUDGET = 60.0  # a query's time budget: longer than the test, so only a cancellation frees a slot
 PROMPT = 1.0  # how long a cancellation may take, the machine's pauses not counted
 WAIT = 10.0  # a bound on what happens at once, for a busy machine
-HEAVY_QUERY = '{ subgraph(sessionId: "s1", first: 2000) { ... on Subgraph { nodes { id } } } }'
+# A session no other test writes: the Neo4j database is shared by the whole run.
+HEAVY_QUERY = (
+    '{ subgraph(sessionId: "left-by-its-client", first: 2000) '
+    "{ ... on Subgraph { nodes { id } } } }"
+)
 NO_NODES: dict[str, Any] = {"data": {"subgraph": {"nodes": []}}}
 MARK = "left-by-its-client"
 # Seconds of work for the backend (tens on a busy machine), unless it is cancelled.
