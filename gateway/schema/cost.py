@@ -89,16 +89,6 @@ WAITED_FOR_A_SLOT = (
 )
 
 
-def operation_cost(
-    schema: GraphQLSchema,
-    document: DocumentNode,
-    operation_name: str | None,
-    variables: Mapping[str, Any] | None,
-) -> int:
-    """The worst-case number of field values the operation completes (module docstring)."""
-    return sum(root_costs(schema, document, operation_name, variables).values())
-
-
 def root_costs(
     schema: GraphQLSchema,
     document: DocumentNode,
