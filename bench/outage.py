@@ -173,3 +173,57 @@ async def _watch(http: httpx.AsyncClient, url: str, timeline: Timeline, deadline
                     timeline.recovered = now
                     return
         await asyncio.sleep(POLL)
+
+
+class Link:
+    """A TCP relay to ``target`` on a loopback port of its own, which can be cut: a network
+    outage with the database itself still running (its plans cached, its JVM warm), where
+    ``server("stop")`` is a restart. ``cut()`` closes every relayed connection and stops
+    listening, so a connect is refused; ``restore()`` listens on the same port again."""
+
+    def __init__(self, host: str, port: int) -> None:
+        self._target = (host, port)
+        self._server: asyncio.Server | None = None
+        self._streams: set[asyncio.StreamWriter] = set()
+        self.port = 0
+
+    async def __aenter__(self) -> Link:
+        await self.restore()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.cut()
+
+    async def restore(self) -> None:
+        self._server = await asyncio.start_server(self._relay, "127.0.0.1", self.port)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def cut(self) -> None:
+        if self._server is not None:
+            self._server.close()
+            self._server = None
+        for stream in list(self._streams):
+            stream.transport.abort()
+        self._streams.clear()
+
+    async def _relay(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        try:
+            upstream_reader, upstream = await asyncio.open_connection(*self._target)
+        except OSError:
+            writer.transport.abort()
+            return
+        self._streams |= {writer, upstream}
+        try:
+            await asyncio.gather(_pipe(reader, upstream), _pipe(upstream_reader, writer))
+        finally:
+            for stream in (writer, upstream):
+                self._streams.discard(stream)
+                stream.transport.abort()
+
+
+async def _pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    with contextlib.suppress(OSError, ConnectionError):
+        while chunk := await reader.read(65536):
+            writer.write(chunk)
+            await writer.drain()
+    writer.transport.abort()
