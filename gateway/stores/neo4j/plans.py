@@ -83,10 +83,22 @@ _LISTINGS: Final[LiteralString] = " + ".join(
     for label in LISTED
 )
 
+PINNED: Final[LiteralString] = "CYPHER replan=skip "
+"""``PREFETCH`` keeps the plan it was first given. Neo4j otherwise plans a statement again once
+the store's statistics have drifted (every ``dbms.cypher.min_replan_interval``, 10 s, while a
+young store grows), and a plan of it costs seconds on a busy server: a session's writers (a
+replay after an outage most of all) then queue behind plans, not writes. Nothing in it depends
+on the statistics: every block starts at an index seek (an id, the chain index, a session
+listing) or at a node already bound, and its plan made on an empty store scans nothing
+(``test_planned_writes``). ``APPLY`` is not pinned: on an empty store its ``MERGE`` of an edge
+of a dynamic type is planned as a scan of every relationship, a plan to be replaced as the
+store grows."""
+
 PREFETCH: Final[LiteralString] = (
-    "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
+    PINNED
+    + "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
     # Locked before it is read: a concurrent writer's increment is then committed and seen.
-    "SET c._sm_lock = true REMOVE c._sm_lock "
+    + "SET c._sm_lock = true REMOVE c._sm_lock "
     "WITH c, c.seq AS before, COLLECT { "
     + _each(
         "step", f"WITH row WHERE NOT EXISTS {{ MATCH (s:{STEPS} {{id: row.id}}) }} RETURN row.id"
