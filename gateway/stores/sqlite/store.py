@@ -375,11 +375,12 @@ class SqliteStore(Reads):
         whatever ran there, even when the caller is cancelled, so the connection never keeps an
         old state for the reads after it."""
         async with self._db.lend() as worker:
-            try:
-                await worker.run(queries.begin_read)
-                yield _ConsistentView(worker)
-            finally:
-                await asyncio.shield(worker.run(queries.end_read))
+            with self._tail.hold():  # what the snapshot sees of the tail stays until its end
+                try:
+                    await worker.run(queries.begin_read)
+                    yield _ConsistentView(worker, self._tail)
+                finally:
+                    await asyncio.shield(worker.run(queries.end_read))
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""
@@ -484,8 +485,9 @@ class _ConsistentView(Reads):
     """The read primitives on one lent reader connection inside its read transaction (its
     point reads on the event loop: nothing else runs on that connection meanwhile)."""
 
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, tail: Tail) -> None:
         self._db = self._point = worker
+        self._tail = tail
 
 
 def _commit_sql(db: sqlite3.Connection, tail_version: int | None) -> None:
