@@ -38,18 +38,26 @@ FOREVER = sys.maxsize  # ``removed`` of an entry no commit has removed
 
 
 class Entry:
-    """One search row of a node in the tail, and the versions it is seen between."""
+    """A node's search rows in the tail (its tokens and their ranks), and the versions they
+    are seen between: one object a node, not one a row (a row costs a list slot)."""
 
-    __slots__ = ("added", "label", "newer", "nid", "node_id", "rank", "removed", "session", "token")
+    __slots__ = ("added", "label", "newer", "nid", "node_id", "ranks", "removed", "session")
 
-    def __init__(
-        self, row: tuple[Any, ...], node_id: str, session: str, added: int, removed: int = FOREVER
-    ) -> None:
-        self.token, self.rank, self.newer, self.nid, self.label = row
-        self.node_id = node_id
-        self.session = session
+    def __init__(self, nid: int, node: NodeRecord, rows: list[tuple[Any, ...]], added: int) -> None:
+        self.nid = nid
+        self.node_id = node.id
+        self.session = node.session_id
+        self.label = node.label.value
+        self.newer = rows[0][2] if rows else 0
+        self.ranks: dict[str, int] = {row[0]: row[1] for row in rows}
         self.added = added
-        self.removed = removed
+        self.removed = FOREVER
+
+    def rows(self) -> list[tuple[Any, ...]]:
+        """Its ``terms`` rows."""
+        return [
+            (token, rank, self.newer, self.nid, self.label) for token, rank in self.ranks.items()
+        ]
 
 
 # A node's match in the tail: (terms matched, best rank, newer, node id).
@@ -57,18 +65,15 @@ TailHit = tuple[int, int, int, str]
 
 
 class Change:
-    """What one staged change did, to undo it: the entries it added and those it removed, and
-    what ``pending`` held for the node before (``None``: the node was not pending)."""
+    """What one staged change did, to undo it: the node's entry before (``None``: it was not
+    pending) and after (``None``: it is not pending any more)."""
 
-    __slots__ = ("added", "before", "nid", "removed")
+    __slots__ = ("after", "before", "nid")
 
-    def __init__(
-        self, nid: int, before: list[Entry] | None, added: list[Entry], removed: list[Entry]
-    ) -> None:
+    def __init__(self, nid: int, before: Entry | None, after: Entry | None) -> None:
         self.nid = nid
         self.before = before
-        self.added = added
-        self.removed = removed
+        self.after = after
 
 
 class Tail:
@@ -77,13 +82,15 @@ class Tail:
     def __init__(self, version: int) -> None:
         self._lock = threading.Lock()
         self.committed = version  # the number the last commit stored
-        self._by_token: dict[str, list[Entry]] = {}
+        self._by_token: dict[str, list[Entry]] = {}  # the entries holding each token
         self._tokens: SortedList = SortedList()  # the keys of ``_by_token``
         # The pending nodes and their entries in the writer's state (staged changes included).
-        self._pending: dict[int, list[Entry]] = {}
-        self._removed: list[Entry] = []  # removed entries not dropped yet, in removal order
+        self._pending: dict[int, Entry] = {}
+        self._removed: list[Entry] = []  # removed entries a read may see, in removal order
         self._holds: dict[int, int] = {}  # floor version -> reads running from it
-        self.rows = 0  # entries in the writer's state: what a merge would move
+        self.rows = 0  # search rows in the writer's state: what a merge would move
+        self._listed = 0  # slots in the lists of ``_by_token``
+        self._unseen = 0  # of those, slots of entries no read can see any more
 
     # The writer's side (the event loop, under the store's write lock).
 
@@ -91,7 +98,7 @@ class Tail:
         """The pending nodes of the database as opened (``rid``, node, its search rows)."""
         with self._lock:
             for rid, node, rows in nodes:
-                self._pending[rid] = self._add(rows, node, self.committed)
+                self._pending[rid] = self._add(rid, node, rows, self.committed)
 
     def is_pending(self, rid: int) -> bool:
         return rid in self._pending
@@ -106,14 +113,11 @@ class Tail:
             rids: list[int] = []
             moved: list[tuple[Any, ...]] = []
             for rid in sorted(self._pending):
-                entries = self._pending[rid]
-                if rids and len(moved) + len(entries) > rows:
+                entry = self._pending[rid]
+                if rids and len(moved) + len(entry.ranks) > rows:
                     break
                 rids.append(rid)
-                moved.extend(
-                    (entry.token, entry.rank, entry.newer, entry.nid, entry.label)
-                    for entry in entries
-                )
+                moved.extend(entry.rows())
             return rids, moved
 
     def stage_put(
@@ -122,10 +126,10 @@ class Tail:
         """The node ``rid`` is pending with these rows from ``version`` on."""
         with self._lock:
             before = self._pending.get(rid)
-            removed = self._remove(before or (), version)
-            added = self._add(rows, node, version)
-            self._pending[rid] = added
-            return Change(rid, before, added, removed)
+            if before is not None:
+                self._remove(before, version)
+            after = self._pending[rid] = self._add(rid, node, rows, version)
+            return Change(rid, before, after)
 
     def stage_drop(self, rid: int, version: int) -> Change | None:
         """The node ``rid`` is no longer pending from ``version`` on (deleted, or its rows
@@ -134,24 +138,27 @@ class Tail:
             before = self._pending.pop(rid, None)
             if before is None:
                 return None
-            return Change(rid, before, [], self._remove(before, version))
+            self._remove(before, version)
+            return Change(rid, before, None)
 
     def undo(self, changes: Sequence[Change]) -> None:
         """Undo staged changes (a rolled-back transaction's), newest first."""
+        if not changes:
+            return
         with self._lock:
+            restored: set[int] = set()
             for change in reversed(changes):
-                for entry in change.removed:
-                    entry.removed = FOREVER
-                    self.rows += 1
-                gone = set(map(id, change.removed))
-                if gone:
-                    self._removed = [entry for entry in self._removed if id(entry) not in gone]
-                self._discard(change.added)
-                self.rows -= len(change.added)
+                if change.after is not None:
+                    self._discard(change.after)
                 if change.before is None:
                     self._pending.pop(change.nid, None)
                 else:
+                    change.before.removed = FOREVER
+                    self.rows += len(change.before.ranks)
+                    restored.add(id(change.before))
                     self._pending[change.nid] = change.before
+            if restored:
+                self._removed = [entry for entry in self._removed if id(entry) not in restored]
 
     def commit(self, version: int) -> None:
         """The commit that stored ``version`` is durable: later snapshots see it."""
@@ -191,7 +198,7 @@ class Tail:
         wanted = None if labels is None else frozenset(labels)
         with self._lock:
             for term in dict.fromkeys(terms):
-                best: dict[int, Entry] = {}
+                best: dict[int, tuple[int, Entry]] = {}
                 for token in self._tokens.irange(minimum=term):
                     if not token.startswith(term):
                         break
@@ -202,46 +209,45 @@ class Tail:
                             continue
                         if wanted is not None and entry.label not in wanted:
                             continue
+                        rank = entry.ranks[token]
                         kept = best.get(entry.nid)
-                        if kept is None or entry.rank < kept.rank:
-                            best[entry.nid] = entry
-                for nid, entry in best.items():
+                        if kept is None or rank < kept[0]:
+                            best[entry.nid] = (rank, entry)
+                for nid, (rank, entry) in best.items():
                     hit = found.get(nid)
                     if hit is None:
-                        found[nid] = (1, entry.rank, entry.newer, entry.node_id)
+                        found[nid] = (1, rank, entry.newer, entry.node_id)
                     else:
-                        found[nid] = (hit[0] + 1, min(hit[1], entry.rank), hit[2], hit[3])
+                        found[nid] = (hit[0] + 1, min(hit[1], rank), hit[2], hit[3])
         return found
 
     # Inside the lock.
 
-    def _add(self, rows: list[tuple[Any, ...]], node: NodeRecord, version: int) -> list[Entry]:
-        entries = [Entry(row, node.id, node.session_id, version) for row in rows]
-        for entry in entries:
-            listed = self._by_token.get(entry.token)
+    def _add(self, rid: int, node: NodeRecord, rows: list[tuple[Any, ...]], version: int) -> Entry:
+        entry = Entry(rid, node, rows, version)
+        by_token = self._by_token
+        for token in entry.ranks:
+            listed = by_token.get(token)
             if listed is None:
-                self._by_token[entry.token] = [entry]
-                self._tokens.add(entry.token)
+                by_token[token] = [entry]
+                self._tokens.add(token)
             else:
                 listed.append(entry)
-        self.rows += len(entries)
-        return entries
+        self.rows += len(entry.ranks)
+        self._listed += len(entry.ranks)
+        return entry
 
-    def _remove(self, entries: Iterable[Entry], version: int) -> list[Entry]:
-        removed = [entry for entry in entries if entry.removed == FOREVER]
-        for entry in removed:
-            entry.removed = version
-        self._removed.extend(removed)
-        self.rows -= len(removed)
-        return removed
+    def _remove(self, entry: Entry, version: int) -> None:
+        entry.removed = version
+        self._removed.append(entry)
+        self.rows -= len(entry.ranks)
 
-    def _discard(self, entries: Iterable[Entry]) -> None:
-        """Forget ``entries`` (no snapshot can see them)."""
-        gone: dict[str, set[int]] = {}
-        for entry in entries:
-            gone.setdefault(entry.token, set()).add(id(entry))
-        for token, ids in gone.items():
-            kept = [entry for entry in self._by_token[token] if id(entry) not in ids]
+    def _discard(self, entry: Entry) -> None:
+        """Forget ``entry`` now (added by a change that is undone: no read saw it)."""
+        self.rows -= len(entry.ranks) if entry.removed == FOREVER else 0
+        self._listed -= len(entry.ranks)
+        for token in entry.ranks:
+            kept = [other for other in self._by_token[token] if other is not entry]
             if kept:
                 self._by_token[token] = kept
             else:
@@ -249,14 +255,28 @@ class Tail:
                 self._tokens.remove(token)
 
     def _drop_unseen(self) -> None:
-        """Drop removed entries that neither a running read nor a later one can see."""
+        """Forget removed entries that neither a running read nor a later one can see: at
+        once they only stop being counted; the lists they are in are swept when such entries
+        fill half of them (each sweep costs the tail's size: amortised O(1) per entry)."""
         floor = min(self._holds, default=self.committed)
         floor = min(floor, self.committed)
         count = 0
         for entry in self._removed:
             if entry.removed > floor:
                 break
+            self._unseen += len(entry.ranks)
             count += 1
-        if count:
-            dropped, self._removed = self._removed[:count], self._removed[count:]
-            self._discard(dropped)
+        if not count:
+            return
+        del self._removed[:count]
+        if self._unseen * 2 < self._listed:
+            return
+        for token in list(self._by_token):
+            kept = [entry for entry in self._by_token[token] if entry.removed > floor]
+            if kept:
+                self._by_token[token] = kept
+            else:
+                del self._by_token[token]
+                self._tokens.remove(token)
+        self._listed = sum(map(len, self._by_token.values()))
+        self._unseen = 0
