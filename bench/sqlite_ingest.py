@@ -1,8 +1,8 @@
 """The 16-caller ingest of ``bench.embedded`` on a copy of a SQLite data directory, in this
 process, with what it cost: events/s, CPU and bytes written per event, the writer's
 statements (``--count``: a trace callback, which costs CPU itself), then the search reads
-with the written nodes still in the search index's tail, the merge of that tail, and the same
-reads after it.
+with the written nodes still in the search index's tail, the time to reopen the store (the
+tail is rebuilt) and answer a search, the merge of the tail, and the same reads after it.
 
     python -m bench.sqlite_ingest /tmp/emb50k/sqlite-50000 [--count] [--tail-rows N]
 
@@ -78,6 +78,11 @@ async def measure(source: Path, *, count: bool, tail_rows: int | None, rounds: i
             tail = getattr(store, "_tail", None)
             result["tail_rows_after"] = None if tail is None else tail.rows
             result["reads_with_tail"] = await _reads(store, rounds)
+            await store.aclose()
+            started = time.perf_counter()
+            store = await SqliteStore.open(directory, fsync=True, **options)
+            await search.search_nodes(store, COMMON_TERM, first=20)
+            result["reopen_to_search_s"] = time.perf_counter() - started
             if hasattr(store, "merge_search_tail"):
                 merge_cpu, merge_written = time.process_time(), _written()
                 started = time.perf_counter()
