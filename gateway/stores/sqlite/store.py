@@ -1,8 +1,11 @@
 """SqliteStore: the embedded graph store on SQLite (``<dataDir>/graph.sqlite3``).
 
 Storage: the tables of ``gateway.stores.sqlite.schema``, in WAL mode. Nothing is held in
-memory beyond SQLite's bounded page caches, so opening costs the same at any size and the
-resident memory does not grow with the graph.
+memory beyond SQLite's bounded page caches and the search index's tail (the search rows of
+the nodes written since the last merge, at most ``TAIL_ROWS`` after a commit:
+``gateway.stores.sqlite.tail``), so opening costs the same at any size and the resident
+memory does not grow with the graph. The tail is merged into ``terms`` in sorted batches,
+each one transaction, when it outgrows its bound and when writes pause.
 
 Guarantees, and how:
 
