@@ -334,7 +334,8 @@ class SqliteStore(Reads):
 
     async def _merge_when_idle(self) -> None:
         """Merge the tail, a batch at a time, once no commit came for ``IDLE_SECONDS`` and
-        while no write waits (a write that comes during a batch waits for it)."""
+        while no write waits and no read runs on a thread (a write that comes during a batch
+        waits for it; the bound merges after a commit keep the tail bounded under any load)."""
         loop = asyncio.get_running_loop()
         try:
             while self._tail.rows and not self._closed:
@@ -344,6 +345,9 @@ class SqliteStore(Reads):
                     continue
                 if self._write_lock.locked() or self._queued or self._group is not None:
                     await asyncio.sleep(IDLE_SECONDS)
+                    continue
+                if self._db.busy():  # a read on a thread: a batch would slow it down
+                    await asyncio.sleep(IDLE_SECONDS / 10)
                     continue
                 # Shielded: a close waits for the batch (it holds the write lock) to end.
                 if not await asyncio.shield(self._merge_unlocked()):
