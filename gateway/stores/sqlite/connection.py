@@ -136,6 +136,10 @@ class Readers:
         """``function(connection, *args)`` on the thread of the least busy connection."""
         return await self._least_busy().run(function, *args)
 
+    def busy(self) -> bool:
+        """Whether any read is in hand or any connection lent."""
+        return bool(self._lent) or any(worker.in_hand for worker in self.workers)
+
     def _least_busy(self) -> Worker:
         free = [worker for worker in self.workers if worker not in self._lent]
         return min(free or self.workers, key=attrgetter("in_hand"))

@@ -8,6 +8,7 @@ committed in between cannot make its parts disagree.
 
 from __future__ import annotations
 
+import heapq
 import json
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
@@ -15,6 +16,7 @@ from gateway.stores.file.codec import Captured
 from gateway.stores.sqlite.schema import (
     EDGE_COLUMNS,
     NODE_COLUMNS,
+    TAIL_VERSION,
     chain_of,
     edge_of,
     node_of,
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable, Sequence
 
+    from gateway.stores.sqlite.tail import Tail, TailHit
     from resolvers.records import EdgeRecord
     from resolvers.store import ChainPosition
 
@@ -337,30 +340,55 @@ def _matches(
     return " UNION ALL ".join(parts), arguments
 
 
-@_one_snapshot
 def search(
     db: sqlite3.Connection,
+    tail: Tail,
+    version: int | None,
     terms: Sequence[str],
     session_id: str | None,
     labels: Sequence[Label] | None,
     require_all: bool,
 ) -> list[SearchHit]:
+    """Every hit, from ``terms`` and the tail (``version``: the tail's version to read, the
+    snapshot's when ``None``)."""
     if not terms:
         return []
-    matches, arguments = _matches(terms, session_id, labels)
-    having = f" HAVING count(*) = {len(dict.fromkeys(terms))}" if require_all else ""
+    with tail.hold():
+        return _search(db, tail, version, terms, session_id, labels, require_all)
+
+
+@_one_snapshot
+def _search(
+    db: sqlite3.Connection,
+    tail: Tail,
+    version: int | None,
+    terms: Sequence[str],
+    session_id: str | None,
+    labels: Sequence[Label] | None,
+    require_all: bool,
+) -> list[SearchHit]:
+    distinct = list(dict.fromkeys(terms))
+    in_tail = _tail_hits(db, tail, version, distinct, session_id, labels, require_all)
+    matches, arguments = _matches(distinct, session_id, labels)
+    having = f" HAVING count(*) = {len(distinct)}" if require_all else ""
     rows = db.execute(
         f"WITH hits AS (SELECT nid, count(*) AS matched, min(rank) AS rank"
         f" FROM ({matches}) GROUP BY nid{having})"
         f" SELECT {NODE_COLUMNS}, matched, hits.rank FROM hits JOIN nodes ON nodes.rid = hits.nid",
         arguments,
     )
-    return [SearchHit(node_of(row[:8]), row[8], row[9]) for row in rows]
+    hits = [SearchHit(node_of(row[:8]), row[8], row[9]) for row in rows]
+    nodes = _nodes_by_rid(db, list(in_tail))
+    hits.extend(
+        SearchHit(nodes[rid], hit[0], hit[1]) for rid, hit in in_tail.items() if rid in nodes
+    )
+    return hits
 
 
-@_one_snapshot
 def search_ranked(
     db: sqlite3.Connection,
+    tail: Tail,
+    version: int | None,
     terms: Sequence[str],
     session_id: str | None,
     labels: Sequence[Label] | None,
@@ -368,28 +396,91 @@ def search_ranked(
     limit: int,
     offset: int,
 ) -> Page[NodeRecord]:
+    """The page of hits, ranked over ``terms`` and the tail together (``version`` as for
+    ``search``)."""
     distinct = list(dict.fromkeys(terms))
     if not distinct:
         return Page([], 0, False)
+    with tail.hold():
+        return _search_ranked(
+            db, tail, version, distinct, session_id, labels, require_all, limit, offset
+        )
+
+
+# A hit as search order sorts it: (-terms matched, best rank, newer, node id, rid).
+Keyed = tuple[int, int, int, str, int]
+
+
+@_one_snapshot
+def _search_ranked(
+    db: sqlite3.Connection,
+    tail: Tail,
+    version: int | None,
+    distinct: list[str],
+    session_id: str | None,
+    labels: Sequence[Label] | None,
+    require_all: bool,
+    limit: int,
+    offset: int,
+) -> Page[NodeRecord]:
+    in_tail = _tail_hits(db, tail, version, distinct, session_id, labels, require_all)
+    wanted = offset + limit
+    found: tuple[list[Keyed], int] | None = None
     if len(distinct) == 1 and session_id is None:
         tokens = _tokens_of(db, distinct[0])
         if tokens is not None:
-            return _search_tokens(db, tokens, labels, limit, offset)
-    matches, arguments = _matches(distinct, session_id, labels)
-    having = f" HAVING count(*) = {len(distinct)}" if require_all else ""
-    hits = (
-        "SELECT nid, count(*) AS matched, min(rank) AS rank, min(newer) AS newer"
-        f" FROM ({matches}) GROUP BY nid{having}"
-    )
-    (total,) = db.execute(f"SELECT count(*) FROM ({hits})", arguments).fetchone()
-    rows = db.execute(
-        f"WITH hits AS ({hits}) SELECT {NODE_COLUMNS} FROM hits"
-        " JOIN nodes ON nodes.rid = hits.nid"
-        " ORDER BY matched DESC, hits.rank, hits.newer, nodes.id LIMIT ? OFFSET ?",
-        [*arguments, limit, offset],
-    )
-    items = [node_of(row) for row in rows]
+            found = _search_tokens(db, tokens, labels, wanted)
+    if found is None:
+        matches, arguments = _matches(distinct, session_id, labels)
+        having = f" HAVING count(*) = {len(distinct)}" if require_all else ""
+        hits = (
+            "SELECT nid, count(*) AS matched, min(rank) AS rank, min(newer) AS newer"
+            f" FROM ({matches}) GROUP BY nid{having}"
+        )
+        (total,) = db.execute(f"SELECT count(*) FROM ({hits})", arguments).fetchone()
+        rows = db.execute(
+            f"WITH hits AS ({hits}) SELECT -matched, hits.rank, hits.newer, nodes.id, nodes.rid"
+            " FROM hits JOIN nodes ON nodes.rid = hits.nid"
+            " ORDER BY matched DESC, hits.rank, hits.newer, nodes.id LIMIT ?",
+            [*arguments, wanted],
+        )
+        found = (list(rows), total)
+    keyed, total = found
+    # The two sets of nodes are disjoint: a node's rows are in ``terms`` or in the tail.
+    keyed.extend((-hit[0], hit[1], hit[2], hit[3], rid) for rid, hit in in_tail.items())
+    page = heapq.nsmallest(wanted, keyed)[offset:]
+    nodes = _nodes_by_rid(db, [hit[4] for hit in page])
+    items = [nodes[hit[4]] for hit in page if hit[4] in nodes]
+    total += len(in_tail)
     return Page(items, total, offset + len(items) < total)
+
+
+def _tail_hits(
+    db: sqlite3.Connection,
+    tail: Tail,
+    version: int | None,
+    distinct: Sequence[str],
+    session_id: str | None,
+    labels: Sequence[Label] | None,
+    require_all: bool,
+) -> dict[int, TailHit]:
+    """The tail's hits in the state this read sees: a transaction's own (``version``), or the
+    snapshot's (the number its last commit stored: read first, it takes the snapshot)."""
+    if version is None:
+        (value,) = db.execute(TAIL_VERSION).fetchone()
+        version = int(value)
+    wanted = None if labels is None else [label.value for label in labels]
+    hits = tail.hits(distinct, version, session_id, wanted)
+    if require_all:
+        return {rid: hit for rid, hit in hits.items() if hit[0] == len(distinct)}
+    return hits
+
+
+def _nodes_by_rid(db: sqlite3.Connection, rids: Sequence[int]) -> dict[int, NodeRecord]:
+    if not rids:
+        return {}
+    rows = db.execute(f"{_NODE} WHERE rid IN (SELECT value FROM json_each(?))", (json.dumps(rids),))
+    return {row[0]: node_of(row) for row in rows}
 
 
 # A term that is the prefix of more distinct tokens than this is ranked by one SQL sort.
@@ -397,8 +488,8 @@ MAX_MERGED_TOKENS = 64
 
 
 def _tokens_of(db: sqlite3.Connection, term: str) -> list[str] | None:
-    """The distinct tokens ``term`` is a prefix of, each found in O(log n); ``None`` when
-    there are more than ``MAX_MERGED_TOKENS``."""
+    """The distinct tokens ``term`` is a prefix of in ``terms``, each found in O(log n);
+    ``None`` when there are more than ``MAX_MERGED_TOKENS``."""
     end = prefix_end(term)
     found: list[str] = []
     (token,) = db.execute("SELECT min(token) FROM terms WHERE token >= ?", (term,)).fetchone()
@@ -411,19 +502,15 @@ def _tokens_of(db: sqlite3.Connection, term: str) -> list[str] | None:
 
 
 def _search_tokens(
-    db: sqlite3.Connection,
-    tokens: Sequence[str],
-    labels: Sequence[Label] | None,
-    limit: int,
-    offset: int,
-) -> Page[NodeRecord]:
-    """One term over every session: each token's matches are read in search order from the
-    front of the index (rank, then newer) and merged, so a page costs O(tokens · (offset +
-    limit) · log n), not a sort of every match. Nodes tied on (rank, newer) at the page's end
-    are all read, to order them by id."""
+    db: sqlite3.Connection, tokens: Sequence[str], labels: Sequence[Label] | None, wanted: int
+) -> tuple[list[Keyed], int]:
+    """One term over every session in ``terms``: each token's matches are read in search
+    order from the front of the index (rank, then newer) and merged, so the first ``wanted``
+    hits cost O(tokens · wanted · log n), not a sort of every match. Nodes tied on (rank,
+    newer) with the last of them are all read, to order them by id. Those hits (a superset
+    of the first ``wanted``) and the number of every hit."""
     label_filter = "" if labels is None else " AND label IN (SELECT value FROM json_each(?))"
     extra: list[Any] = [] if labels is None else [_json([label.value for label in labels])]
-    wanted = offset + limit
     keyed: list[tuple[int, int, int]] = []  # (rank, newer, nid)
     for token in tokens:
         keyed.extend(
@@ -440,8 +527,8 @@ def _search_tokens(
         if len(best) == wanted:
             break
     if not best:
-        total = 0
-    elif len(tokens) == 1:
+        return [], 0
+    if len(tokens) == 1:
         (total,) = db.execute(
             f"SELECT count(*) FROM terms WHERE token = ?{label_filter}", [tokens[0], *extra]
         ).fetchone()
@@ -460,15 +547,11 @@ def _search_tokens(
                 [token, *boundary, *extra],
             ):
                 best.setdefault(nid, boundary)
-    nodes = {
-        row[0]: node_of(row)
-        for row in db.execute(
-            f"{_NODE} WHERE rid IN (SELECT value FROM json_each(?))", (json.dumps(list(best)),)
-        )
-    }
-    ordered = sorted(nodes, key=lambda nid: (*best[nid], nodes[nid].id))
-    items = [nodes[nid] for nid in ordered[offset:wanted]]
-    return Page(items, total, offset + len(items) < total)
+    ids = db.execute(
+        "SELECT rid, id FROM nodes WHERE rid IN (SELECT value FROM json_each(?))",
+        (json.dumps(list(best)),),
+    )
+    return [(-1, *best[rid], node_id, rid) for rid, node_id in ids], total
 
 
 def capture(db: sqlite3.Connection) -> Captured:

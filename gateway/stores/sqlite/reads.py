@@ -11,6 +11,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from gateway.stores.sqlite.connection import Readers, Worker
+    from gateway.stores.sqlite.tail import Tail
     from resolvers.records import (
         Direction,
         EdgeRecord,
@@ -32,10 +33,13 @@ POINT_IDS = 64
 class Reads:
     """The read primitives, each one statement (or a few): point reads on ``_point``, on the
     event loop; reads of many rows on a thread of ``_db`` (for a transaction the two are one
-    connection, which only the transaction uses meanwhile)."""
+    connection, which only the transaction uses meanwhile). A search reads ``terms`` and the
+    tail (``gateway.stores.sqlite.tail``) as of one state."""
 
     _db: Readers | Worker
     _point: Worker
+    _tail: Tail  # the search rows not in ``terms`` yet
+    _version: int | None = None  # the tail's version a transaction reads (else its snapshot's)
 
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
         if len(ids) <= POINT_IDS:
@@ -146,7 +150,9 @@ class Reads:
         labels: Sequence[Label] | None = None,
         require_all: bool = False,
     ) -> list[SearchHit]:
-        return await self._db.run(queries.search, terms, session_id, labels, require_all)
+        return await self._db.run(
+            queries.search, self._tail, self._version, terms, session_id, labels, require_all
+        )
 
     async def search_ranked(
         self,
@@ -159,5 +165,13 @@ class Reads:
         offset: int = 0,
     ) -> Page[NodeRecord]:
         return await self._db.run(
-            queries.search_ranked, terms, session_id, labels, require_all, limit, offset
+            queries.search_ranked,
+            self._tail,
+            self._version,
+            terms,
+            session_id,
+            labels,
+            require_all,
+            limit,
+            offset,
         )

@@ -12,7 +12,9 @@ One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
   Its second index is by node (``terms_node``): a new node's rows are appended at its end, and
   a search in one session reads the session's nodes (``nodes_session``) and their rows there
   (schema 1 had a by-session copy of the index instead, whose rows went to a different place
-  of a large B-tree in every commit);
+  of a large B-tree in every commit). A recently written node's rows are not there yet: the
+  node is in ``pending`` and its rows in memory (``gateway.stores.sqlite.tail``), until they
+  are merged in a large sorted batch (schema 3);
 * ``seqs`` (per-session arrival counters), ``parked`` (edges waiting for an endpoint),
   ``meta`` (schema version, migration state).
 """
@@ -30,7 +32,7 @@ from resolvers.text import token_ranks
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
-SCHEMA_VERSION: Final = 2
+SCHEMA_VERSION: Final = 3
 
 TABLES: Final = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -66,6 +68,7 @@ CREATE TABLE IF NOT EXISTS terms (
     label TEXT NOT NULL,
     PRIMARY KEY (token, rank, newer, nid)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS pending (nid INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS seqs (session TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS parked (
     rid INTEGER PRIMARY KEY,
@@ -95,7 +98,11 @@ CREATE INDEX IF NOT EXISTS edges_session ON edges (session, type) WHERE session 
 CREATE INDEX IF NOT EXISTS terms_node ON terms (nid, token);
 CREATE UNIQUE INDEX IF NOT EXISTS parked_edge ON parked (waiting_for, type, source, target);
 """
-SCHEMA: Final = TABLES + INDEXES
+# The number of the last commit that changed the search index's tail (``tail``): a read
+# sees the tail's entries of its snapshot by it.
+META_ROWS: Final = "INSERT OR IGNORE INTO meta VALUES ('tail', '0')"
+SCHEMA: Final = TABLES + INDEXES + META_ROWS
+TAIL_VERSION: Final = "SELECT value FROM meta WHERE name = 'tail'"
 # From schema 1: the by-session copy of the search index and its column go (the table is
 # rewritten: ~11 s per 100k nodes on a busy machine), the by-node index is built (``INDEXES``).
 UPGRADE_FROM_1: Final = (

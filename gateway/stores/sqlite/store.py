@@ -1,8 +1,11 @@
 """SqliteStore: the embedded graph store on SQLite (``<dataDir>/graph.sqlite3``).
 
 Storage: the tables of ``gateway.stores.sqlite.schema``, in WAL mode. Nothing is held in
-memory beyond SQLite's bounded page caches, so opening costs the same at any size and the
-resident memory does not grow with the graph.
+memory beyond SQLite's bounded page caches and the search index's tail (the search rows of
+the nodes written since the last merge, at most ``TAIL_ROWS`` after a commit:
+``gateway.stores.sqlite.tail``), so opening costs the same at any size and the resident
+memory does not grow with the graph. The tail is merged into ``terms`` in sorted batches,
+each one transaction, when it outgrows its bound and when writes pause.
 
 Guarantees, and how:
 
@@ -32,8 +35,8 @@ import errno
 import logging
 import sqlite3
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, TypeVar
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
 from gateway.stores.file.lock import DirectoryLock
@@ -41,9 +44,16 @@ from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.connection import Readers, Worker
 from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
 from gateway.stores.sqlite.reads import Reads
-from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, UPGRADE_FROM_1
+from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, UPGRADE_FROM_1, term_rows
+from gateway.stores.sqlite.tail import Change, Tail
 from gateway.stores.sqlite.transaction import Parked, SqliteTransaction
-from gateway.stores.sqlite.writes import any_parked
+from gateway.stores.sqlite.writes import (
+    any_parked,
+    merge_rows,
+    pending_nodes,
+    set_tail_version,
+    tail_version,
+)
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from resolvers.records import Backend
 
@@ -68,6 +78,14 @@ WRITER_CACHE_KIB = 128 * 1024
 WAL_CHECKPOINT_PAGES = 16_384
 # Transactions committed by one fsync at most: a steady stream of writers still gets commits.
 MAX_GROUP = 64
+# Search rows the tail holds at most (~200 bytes of memory each) before the writer, after a
+# commit, merges the oldest of them into ``terms`` itself; and the rows one merge moves (one
+# transaction: a write that arrives meanwhile waits for it).
+TAIL_ROWS = 200_000
+MERGE_ROWS = 50_000
+# Seconds without a commit after which the tail is merged, a batch at a time, while no
+# write waits.
+IDLE_SECONDS = 0.5
 
 _SQLITE_FAULTS = {
     sqlite3.SQLITE_FULL: errno.ENOSPC,
@@ -85,9 +103,20 @@ class SqliteStore(Reads):
     _db: Readers
 
     def __init__(
-        self, directory: Path, lock: DirectoryLock, writer: Worker, readers: Readers, point: Worker
+        self,
+        directory: Path,
+        lock: DirectoryLock,
+        writer: Worker,
+        readers: Readers,
+        point: Worker,
+        tail: Tail,
+        tail_rows: int,
     ) -> None:
         self.directory = directory
+        self._tail = tail
+        self._tail_rows = tail_rows
+        self._last_commit = 0.0  # the event loop's time of the last commit
+        self._merging: asyncio.Task[None] | None = None  # merges the tail once writes pause
         self._lock = lock
         self._writer = writer
         self._parked = Parked()
@@ -105,10 +134,16 @@ class SqliteStore(Reads):
 
     @classmethod
     async def open(
-        cls, directory: Path, *, fsync: bool = True, readers: int = READERS
+        cls,
+        directory: Path,
+        *,
+        fsync: bool = True,
+        readers: int = READERS,
+        tail_rows: int = TAIL_ROWS,
     ) -> SqliteStore:
         """Lock the directory, migrate a log-engine directory found there (once), open the
-        database with ``readers`` connections for reads of many rows. Raises
+        database with ``readers`` connections for reads of many rows, rebuild the search
+        index's tail (at most ``tail_rows`` rows after a commit). Raises
         ``StoreLockedError`` when another process holds the directory."""
         lock = DirectoryLock.acquire(directory)
         try:
@@ -127,6 +162,9 @@ class SqliteStore(Reads):
             )
             await writer.start()
             await writer.run(_create_schema)
+            tail = Tail(writer.call(tail_version))
+            pending = await writer.run(pending_nodes)
+            tail.load((rid, node, term_rows(node, rid)) for rid, node in pending)
 
             def reader(name: str) -> Worker:
                 pragmas = {"cache_size": -READER_CACHE_KIB, "query_only": 1}
@@ -139,7 +177,7 @@ class SqliteStore(Reads):
         except BaseException:
             lock.release()
             raise
-        store = cls(directory, lock, writer, pool, point)
+        store = cls(directory, lock, writer, pool, point, tail, tail_rows)
         store._parked.maybe = writer.call(any_parked)
         store._watching = asyncio.create_task(store._watch.run())
         return store
@@ -177,10 +215,12 @@ class SqliteStore(Reads):
         try:
             db = self._writer.connection
             db.execute("SAVEPOINT tx")
+            tx = SqliteTransaction(self._writer, self._parked, self._tail, group.version)
             try:
-                yield SqliteTransaction(self._writer, self._parked)
+                yield tx
             except BaseException as exc:
                 self._parked.maybe = True  # what it took out is back
+                self._tail.undo(tx.changes)
                 if not _undo_savepoint(db):
                     group.lost = exc
                 if isinstance(exc, sqlite3.OperationalError):
@@ -188,6 +228,7 @@ class SqliteStore(Reads):
                 raise
             db.execute("RELEASE tx")
             group.members += 1
+            group.changes.extend(tx.changes)
         finally:
             self._hand_over(group)
         await asyncio.shield(group.durable)
@@ -206,7 +247,8 @@ class SqliteStore(Reads):
                 self._writer.call(_begin)
             except sqlite3.OperationalError as exc:
                 raise self._write_error(exc) from exc
-            self._group = _Group(asyncio.get_running_loop().create_future())
+            future = asyncio.get_running_loop().create_future()
+            self._group = _Group(future, self._tail.committed + 1)
         return self._group
 
     def _hand_over(self, group: _Group) -> None:
@@ -221,8 +263,14 @@ class SqliteStore(Reads):
     async def _commit(self, group: _Group) -> None:
         try:
             await self._settle(group)
+            while self._tail.rows > self._tail_rows and not self._closed:
+                if not await self._merge():  # the oldest rows: the tail stays bounded
+                    break
         finally:
             self._write_lock.release()
+        self._last_commit = asyncio.get_running_loop().time()
+        if self._merging is None and self._tail.rows and not self._closed:
+            self._merging = asyncio.create_task(self._merge_when_idle())
 
     async def _settle(self, group: _Group) -> None:
         """Commit ``group`` (the write lock held) and tell its members how it went."""
@@ -233,24 +281,83 @@ class SqliteStore(Reads):
                     "was kept.",
                     backend=Backend.FILE.value,
                 )
+            version = group.version if group.changes else None
             try:
-                await self._writer.run(_commit_sql)
+                await self._writer.run(_commit_sql, version)
             except sqlite3.OperationalError as exc:
                 await self._writer.run(_rollback)
                 raise self._write_error(exc) from exc
         except StoreWriteError as exc:
+            self._tail.undo(group.changes)
             self._parked.maybe = True  # what the group took out is back
             logger.warning("rolled back %d write(s): %s", group.members, exc.__cause__ or exc)
             group.durable.set_exception(exc)
             group.durable.exception()  # retrieved: a group may have no member left to wait
         except BaseException as exc:
+            self._tail.undo(group.changes)
             self._parked.maybe = True
             group.durable.set_exception(exc)
             group.durable.exception()
             raise
         else:
+            if group.changes:
+                self._tail.commit(group.version)
             self._write_failure = None
             group.durable.set_result(None)
+
+    async def merge_search_tail(self) -> None:
+        """Merge the whole tail of the search index into ``terms`` now (tests, tools)."""
+        while self._tail.rows or self._tail.pending_rids():
+            async with self._write_lock:
+                if not await self._merge():
+                    return
+
+    async def _merge(self, rows: int = MERGE_ROWS) -> bool:
+        """Move the oldest ~``rows`` search rows of the tail into ``terms``, in one
+        transaction (the write lock held, no group open); False when the disk refused it."""
+        rids, moved = self._tail.oldest(rows)
+        if not rids:
+            return False
+        version = self._tail.committed + 1
+        changes = [change for rid in rids if (change := self._tail.stage_drop(rid, version))]
+        try:
+            await self._writer.run(_merge_sql, moved, rids, version)
+        except BaseException as exc:
+            self._tail.undo(changes)
+            if isinstance(exc, sqlite3.OperationalError):
+                logger.warning("could not merge the search index's tail: %s", exc)
+                self._write_error(exc)
+                return False
+            raise
+        self._tail.commit(version)
+        return True
+
+    async def _merge_when_idle(self) -> None:
+        """Merge the tail, a batch at a time, once no commit came for ``IDLE_SECONDS`` and
+        while no write waits and no read runs on a thread (a write that comes during a batch
+        waits for it; the bound merges after a commit keep the tail bounded under any load)."""
+        loop = asyncio.get_running_loop()
+        try:
+            while self._tail.rows and not self._closed:
+                pause = self._last_commit + IDLE_SECONDS - loop.time()
+                if pause > 0:
+                    await asyncio.sleep(pause)
+                    continue
+                if self._write_lock.locked() or self._queued or self._group is not None:
+                    await asyncio.sleep(IDLE_SECONDS)
+                    continue
+                if self._db.busy():  # a read on a thread: a batch would slow it down
+                    await asyncio.sleep(IDLE_SECONDS / 10)
+                    continue
+                # Shielded: a close waits for the batch (it holds the write lock) to end.
+                if not await asyncio.shield(self._merge_unlocked()):
+                    return
+        finally:
+            self._merging = None
+
+    async def _merge_unlocked(self) -> bool:
+        async with self._write_lock:
+            return await self._merge()
 
     def _write_error(self, exc: sqlite3.Error) -> Exception:
         """``StoreWriteError`` for a fault of the disk; ``exc`` itself for anything else."""
@@ -275,11 +382,12 @@ class SqliteStore(Reads):
         whatever ran there, even when the caller is cancelled, so the connection never keeps an
         old state for the reads after it."""
         async with self._db.lend() as worker:
-            try:
-                await worker.run(queries.begin_read)
-                yield _ConsistentView(worker)
-            finally:
-                await asyncio.shield(worker.run(queries.end_read))
+            with self._tail.hold():  # what the snapshot sees of the tail stays until its end
+                try:
+                    await worker.run(queries.begin_read)
+                    yield _ConsistentView(worker, self._tail)
+                finally:
+                    await asyncio.shield(worker.run(queries.end_read))
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""
@@ -300,6 +408,9 @@ class SqliteStore(Reads):
         if self._closed:
             return
         self._closed = True
+        if self._merging is not None:
+            self._merging.cancel()
+            await asyncio.gather(self._merging, return_exceptions=True)
         if self._watching is not None:
             self._watching.cancel()
             await asyncio.gather(self._watching, return_exceptions=True)
@@ -354,8 +465,10 @@ class _Group:
     """The transactions of one SQLite transaction, and the future of its commit."""
 
     durable: asyncio.Future[None]
+    version: int  # the tail's version its commit stores (when it changed the tail)
     members: int = 0
     lost: BaseException | None = None  # set when SQLite rolled the whole group back
+    changes: list[Change] = field(default_factory=list)  # its members' changes of the tail
 
 
 def _undo_savepoint(db: sqlite3.Connection) -> bool:
@@ -379,12 +492,28 @@ class _ConsistentView(Reads):
     """The read primitives on one lent reader connection inside its read transaction (its
     point reads on the event loop: nothing else runs on that connection meanwhile)."""
 
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: Worker, tail: Tail) -> None:
         self._db = self._point = worker
+        self._tail = tail
 
 
-def _commit_sql(db: sqlite3.Connection) -> None:
+def _commit_sql(db: sqlite3.Connection, tail_version: int | None) -> None:
+    if tail_version is not None:
+        set_tail_version(db, tail_version)
     db.execute("COMMIT")
+
+
+def _merge_sql(
+    db: sqlite3.Connection, rows: list[tuple[Any, ...]], rids: list[int], version: int
+) -> None:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        merge_rows(db, rows, rids)
+        set_tail_version(db, version)
+        db.execute("COMMIT")
+    except BaseException:
+        _rollback(db)
+        raise
 
 
 def _rollback(db: sqlite3.Connection) -> None:

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from gateway.stores.sqlite.connection import Worker
+    from gateway.stores.sqlite.tail import Change, Tail
     from gateway.stores.sqlite.writes import Stored
     from resolvers.plan import ReadPlan
     from resolvers.records import EdgeRecord, EdgeType, NodeRecord
@@ -37,9 +38,12 @@ class Parked:
 class SqliteTransaction(Reads):
     """The write primitives on the writer's connection; reads see this transaction's writes."""
 
-    def __init__(self, writer: Worker, parked: Parked) -> None:
+    def __init__(self, writer: Worker, parked: Parked, tail: Tail, version: int) -> None:
         self._db = self._point = self._writer = writer
         self._parked = parked
+        self._tail = tail
+        self._version = self._staging = version  # the tail's version its commit will store
+        self.changes: list[Change] = []  # staged in the tail: undone if it is rolled back
         self._known: dict[str, Stored | None] = {}  # by id; None: there is no such node
 
     def _stored(self, ids: Sequence[str]) -> list[Stored | None]:
@@ -64,8 +68,11 @@ class SqliteTransaction(Reads):
 
     async def put_node(self, node: NodeRecord) -> None:
         (stored,) = self._stored([node.id])
-        rid = self._writer.call(writes.put_node, node, stored)
+        pending = stored is not None and self._tail.is_pending(stored[0])
+        rid, rows = self._writer.call(writes.put_node, node, stored, pending)
         self._known[node.id] = (rid, node)
+        if rows is not None:
+            self.changes.append(self._tail.stage_put(rid, node, rows, self._staging))
 
     async def delete_node(self, node_id: str) -> bool:
         (stored,) = self._stored([node_id])
@@ -73,6 +80,9 @@ class SqliteTransaction(Reads):
             return False
         self._writer.call(writes.delete_node, node_id, stored[0])
         self._known[node_id] = None
+        change = self._tail.stage_drop(stored[0], self._staging)
+        if change is not None:
+            self.changes.append(change)
         return True
 
     async def put_edge(self, edge: EdgeRecord) -> bool:

@@ -3,12 +3,13 @@ inside the transaction ``SqliteStore.transaction`` began."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gateway.stores.sqlite.queries import among_ids
 from gateway.stores.sqlite.schema import (
     EDGE_COLUMNS,
     NODE_COLUMNS,
+    TAIL_VERSION,
     edge_of,
     node_of,
     node_values,
@@ -33,9 +34,8 @@ _UPDATE_NODE = (
     "UPDATE nodes SET id = ?, label = ?, key = ?, session = ?, created = ?, props = ?, seq = ?,"
     " live = ?, artifact = ?, version = ?, project = ?, chain = ?, chain_at = ? WHERE rid = ?"
 )
-_INSERT_TERM = "INSERT OR REPLACE INTO terms VALUES (?, ?, ?, ?, ?)"
 _INSERT_NEW_TERM = "INSERT INTO terms VALUES (?, ?, ?, ?, ?)"
-_DELETE_TERM = "DELETE FROM terms WHERE token = ? AND rank = ? AND newer = ? AND nid = ?"
+_INSERT_PENDING = "INSERT OR IGNORE INTO pending VALUES (?)"
 
 
 def stored_nodes(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, Stored]:
@@ -45,32 +45,76 @@ def stored_nodes(db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, Stored
     return {row[1]: (row[0], node_of(row)) for row in rows}
 
 
-def put_node(db: sqlite3.Connection, node: NodeRecord, stored: Stored | None) -> int:
+def put_node(
+    db: sqlite3.Connection, node: NodeRecord, stored: Stored | None, pending: bool
+) -> tuple[int, list[tuple[Any, ...]] | None]:
     """Store ``node`` over ``stored`` (what the database holds under its id: the caller read
-    it in this transaction); its ``rid``."""
+    it in this transaction; ``pending``: its search rows are in the tail, not ``terms``). Its
+    ``rid``, and its search rows when they are to be (or stay) in the tail (``None``: the
+    search index is as it was, or the node has no rows any more and none is pending)."""
     if stored is None:
         rid = db.execute(_INSERT_NODE, node_values(node)).lastrowid
         assert rid is not None
-        # A new rid: none of its rows can be there already.
-        db.executemany(_INSERT_NEW_TERM, term_rows(node, rid))
-        return rid
+        rows = term_rows(node, rid)
+        if not rows:
+            return rid, None
+        # Not into ``terms``: each row would land on its own page of a large B-tree.
+        db.execute(_INSERT_PENDING, (rid,))
+        return rid, rows
     rid, old = stored
     if old.session_id != node.session_id:
         # Atomic with the write: the writer's transaction holds the database's write lock.
         raise KeyOwnedByOtherSessionError(node.id, node.key, old.session_id, node.session_id)
     if old == node:
-        return rid
+        return rid, None
     db.execute(_UPDATE_NODE, (*node_values(node), rid))
-    old_terms, new_terms = set(term_rows(old, rid)), set(term_rows(node, rid))
-    db.executemany(_DELETE_TERM, [row[:4] for row in old_terms - new_terms])
-    db.executemany(_INSERT_TERM, new_terms - old_terms)
-    return rid
+    rows = term_rows(node, rid)
+    if pending:
+        return rid, rows
+    if set(rows) == set(term_rows(old, rid)):
+        return rid, None
+    # A node whose rows are in ``terms`` moves to the tail whole: a node's rows are in one
+    # place, so a search counts and ranks it from one of them.
+    db.execute("DELETE FROM terms WHERE nid = ?", (rid,))
+    if not rows:
+        return rid, None
+    db.execute(_INSERT_PENDING, (rid,))
+    return rid, rows
 
 
 def delete_node(db: sqlite3.Connection, node_id: str, rid: int) -> None:
     db.execute("DELETE FROM edges WHERE source = ?1 OR target = ?1", (node_id,))
     db.execute("DELETE FROM terms WHERE nid = ?", (rid,))
+    db.execute("DELETE FROM pending WHERE nid = ?", (rid,))
     db.execute("DELETE FROM nodes WHERE rid = ?", (rid,))
+
+
+def merge_rows(db: sqlite3.Connection, rows: list[tuple[Any, ...]], rids: list[int]) -> None:
+    """Move pending nodes' search rows into ``terms`` (sorted: neighbouring rows share pages)
+    and the nodes out of ``pending``, inside the caller's transaction."""
+    rows.sort()
+    db.executemany(_INSERT_NEW_TERM, rows)
+    db.executemany("DELETE FROM pending WHERE nid = ?", [(rid,) for rid in rids])
+
+
+def pending_nodes(db: sqlite3.Connection) -> list[Stored]:
+    """The pending nodes, with their ``rid``s."""
+    # ``pending`` outermost: ordered by ``rid`` the planner would rather read every node in
+    # the store and look each up in ``pending`` (on every open).
+    rows = db.execute(
+        f"SELECT {NODE_COLUMNS} FROM pending CROSS JOIN nodes ON nodes.rid = pending.nid"
+        " ORDER BY pending.nid"
+    )
+    return [(row[0], node_of(row)) for row in rows]
+
+
+def tail_version(db: sqlite3.Connection) -> int:
+    (value,) = db.execute(TAIL_VERSION).fetchone()
+    return int(value)
+
+
+def set_tail_version(db: sqlite3.Connection, version: int) -> None:
+    db.execute("UPDATE meta SET value = ? WHERE name = 'tail'", (str(version),))
 
 
 def put_edge(db: sqlite3.Connection, edge: EdgeRecord, sessions: tuple[str, str]) -> bool:

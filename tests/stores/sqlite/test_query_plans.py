@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.stores.sqlite import queries
+from gateway.stores.sqlite import queries, writes
 from gateway.stores.sqlite.migrate import DATABASE_NAME
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import Direction, EdgeType, Label
@@ -100,3 +100,11 @@ def test_a_walk_to_the_nearest_target_seeks_each_step(
     )
     assert not any(step.startswith("SCAN nodes") for step in plan), plan
     assert sum("sqlite_autoindex_nodes_1 (id=?)" in step for step in plan) == 2, plan
+
+
+def test_opening_reads_only_the_pending_nodes(db: sqlite3.Connection) -> None:
+    plan = plans_of(db, writes.pending_nodes)
+
+    assert plan[0].startswith("SCAN pending"), plan
+    assert any("SEARCH nodes USING INTEGER PRIMARY KEY" in step for step in plan), plan
+    assert not any(step.startswith("SCAN nodes") for step in plan), plan

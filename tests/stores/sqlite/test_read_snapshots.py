@@ -20,6 +20,7 @@ from gateway.live.publishing import PublishingStore
 from gateway.stores.sqlite import queries, writes
 from gateway.stores.sqlite.migrate import DATABASE_NAME
 from gateway.stores.sqlite.store import SqliteStore
+from gateway.stores.sqlite.tail import Tail
 from resolvers.records import Label, NodeRecord, node_id
 from resolvers.store import one_state
 
@@ -45,6 +46,12 @@ async def path(tmp_path: Path) -> Path:
     return tmp_path / DATABASE_NAME
 
 
+def put_merged(db: sqlite3.Connection, node: NodeRecord) -> None:
+    """Store a new node with its search rows in ``terms`` (as a merge of the tail leaves it)."""
+    rid, rows = writes.put_node(db, node, None, pending=False)
+    writes.merge_rows(db, rows or [], [rid])
+
+
 def write_between_statements(
     path: Path, read: Callable[[sqlite3.Connection], object]
 ) -> tuple[object, int]:
@@ -59,12 +66,12 @@ def write_between_statements(
             statements.append(sql)
             if len(statements) == 2:
                 writer.execute("BEGIN IMMEDIATE")
-                writes.put_node(writer, claim(f"late-{len(statements)}"), None)
+                put_merged(writer, claim(f"late-{len(statements)}"))
                 writer.execute("COMMIT")
 
     try:
         with writer:
-            writes.put_node(writer, claim("first"), None)
+            put_merged(writer, claim("first"))
         reader.set_trace_callback(traced)
         return read(reader), len(statements)
     finally:
@@ -83,7 +90,8 @@ def test_a_page_and_its_total_are_one_state(path: Path) -> None:
 
 def test_a_ranked_search_and_its_total_are_one_state(path: Path) -> None:
     page, statements = write_between_statements(
-        path, lambda db: queries.search_ranked(db, ["tp53"], "s1", None, False, 10, 0)
+        path,
+        lambda db: queries.search_ranked(db, Tail(0), None, ["tp53"], "s1", None, False, 10, 0),
     )
 
     assert statements >= 2
@@ -92,7 +100,8 @@ def test_a_ranked_search_and_its_total_are_one_state(path: Path) -> None:
 
 def test_a_search_across_sessions_and_its_total_are_one_state(path: Path) -> None:
     page, statements = write_between_statements(
-        path, lambda db: queries.search_ranked(db, ["tp53"], None, None, False, 10, 0)
+        path,
+        lambda db: queries.search_ranked(db, Tail(0), None, ["tp53"], None, None, False, 10, 0),
     )
 
     assert statements >= 2

@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from gateway.stores.sqlite.migrate import DATABASE_NAME
+from gateway.stores.sqlite.schema import SCHEMA_VERSION
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import Label, NodeRecord, SearchHit
 
@@ -29,6 +30,12 @@ DROP TABLE terms;
 ALTER TABLE old_terms RENAME TO terms;
 CREATE INDEX terms_session ON terms (session, token);
 UPDATE meta SET value = '1' WHERE name = 'schema';
+"""
+# What schema 2 lacked: the tail of the search index (every row was in ``terms``).
+TO_SCHEMA_2 = """
+DROP TABLE pending;
+DELETE FROM meta WHERE name = 'tail';
+UPDATE meta SET value = '2' WHERE name = 'schema';
 """
 
 
@@ -81,10 +88,11 @@ async def test_a_schema_1_database_is_upgraded_and_searches_as_before(tmp_path: 
         async with store.transaction() as tx:
             await tx.delete_node("Paper:p4")
         expected = await answers(store)
+        await store.merge_search_tail()  # older schemas held every search row in ``terms``
     finally:
         await store.aclose()
     db = sqlite3.connect(tmp_path / DATABASE_NAME)
-    db.executescript(TO_SCHEMA_1)
+    db.executescript(TO_SCHEMA_2 + TO_SCHEMA_1)
     db.close()
     assert schema_of(tmp_path)[1] >= {"terms_session"}
 
@@ -100,7 +108,45 @@ async def test_a_schema_1_database_is_upgraded_and_searches_as_before(tmp_path: 
 
     assert found == expected
     assert any(hit.node.id == "Paper:p100" for hit in after_write)
-    assert version == "2"
+    assert version == str(SCHEMA_VERSION)
     assert "terms_session" not in indexes
     assert "terms_node" in indexes
     assert "session" not in columns
+
+
+async def test_a_schema_2_database_gets_a_search_tail_and_searches_as_before(
+    tmp_path: Path,
+) -> None:
+    store = await SqliteStore.open(tmp_path, fsync=False)
+    try:
+        async with store.transaction() as tx:
+            for number in range(30):
+                await tx.put_node(paper(number))
+        async with store.transaction() as tx:
+            await tx.delete_node("Paper:p7")
+        await store.merge_search_tail()
+        expected = await answers(store)
+    finally:
+        await store.aclose()
+    db = sqlite3.connect(tmp_path / DATABASE_NAME)
+    db.executescript(TO_SCHEMA_2)
+    db.close()
+
+    upgraded = await SqliteStore.open(tmp_path, fsync=False)
+    try:
+        found = await answers(upgraded)
+        async with upgraded.transaction() as tx:  # written to the tail, found with the rest
+            await tx.put_node(paper(101))
+        after_write = await upgraded.search(["tp53"], session_id="s2")
+    finally:
+        await upgraded.aclose()
+    reopened = await SqliteStore.open(tmp_path, fsync=False)
+    try:
+        after_reopen = await reopened.search(["tp53"], session_id="s2")
+    finally:
+        await reopened.aclose()
+
+    assert found == expected
+    assert any(hit.node.id == "Paper:p101" for hit in after_write)
+    assert sorted(after_reopen, key=_hit_key) == sorted(after_write, key=_hit_key)
+    assert schema_of(tmp_path)[0] == str(SCHEMA_VERSION)

@@ -311,10 +311,10 @@ async def test_concurrent_writers_share_commits(
     commits = 0
     real = store_module._commit_sql
 
-    def counted(db: sqlite3.Connection) -> None:
+    def counted(db: sqlite3.Connection, tail_version: int | None) -> None:
         nonlocal commits
         commits += 1
-        real(db)
+        real(db, tail_version)
 
     monkeypatch.setattr(store_module, "_commit_sql", counted)
     await goal(store)
@@ -363,7 +363,7 @@ async def test_a_refused_commit_fails_every_member_and_keeps_nothing(
     await goal(store)
     before = await contents(store)
 
-    def full(db: sqlite3.Connection) -> None:
+    def full(db: sqlite3.Connection, tail_version: int | None) -> None:
         error = sqlite3.OperationalError("database or disk is full")
         error.sqlite_errorcode = sqlite3.SQLITE_FULL
         raise error
