@@ -8,16 +8,19 @@ import shutil
 import time
 from typing import TYPE_CHECKING, Any
 
+import pytest
+from starlette.testclient import TestClient
+
+from gateway.http.app import create_app
 from gateway.runtime.state import package_version
+from gateway.settings import FILE_ENGINES, Settings
 from gateway.stores.file.faults import DIRECTORY_CHECK_SECONDS
-from tests.http.conftest import INTERNAL_TOKEN, post
+from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
 from tests.timing import Pauses
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    import pytest
-    from starlette.testclient import TestClient
 
 OBSERVE = """mutation($s: String!, $goal: String!) {
   observeSessionFirstMessage(input: {sessionId: $s, goalId: $goal, coreObjective: "Q?"}) {
@@ -59,14 +62,19 @@ def test_health_answers_without_a_token(client: TestClient) -> None:
     }
 
 
+@pytest.mark.parametrize("engine", FILE_ENGINES)
 def test_a_deleted_data_directory_is_degraded_and_refuses_writes(
-    client: TestClient, tmp_path: Path
+    tmp_path: Path, engine: str
 ) -> None:
-    assert observe(client, "s1")["__typename"] == "Observed"
+    settings = Settings(
+        data_dir=tmp_path, internal_token=INTERNAL_TOKEN, read_token=READ_TOKEN, file_engine=engine
+    )
+    with TestClient(create_app(settings)) as client:
+        assert observe(client, "s1")["__typename"] == "Observed"
 
-    shutil.rmtree(tmp_path / "graph")
-    answer = observe(client, "s2")  # refused at once, before any check of the directory
-    health = health_until(client, "deleted")
+        shutil.rmtree(tmp_path / "graph")
+        answer = observe(client, "s2")  # refused at once, before any check of the directory
+        health = health_until(client, "deleted")
 
     assert (health["status"], health["reachable"]) == ("DEGRADED", False)
     assert "deleted" in health["reason"]

@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import logging
+import os
 import sqlite3
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -129,7 +130,8 @@ class SqliteStore(Reads):
         self._adopting: asyncio.Future[None] | None = None
         self._closed = False
         self._write_failure: str | None = None
-        self._watch = DirectoryWatch(directory, (directory / DATABASE_NAME).exists)
+        self._file = os.stat(directory / DATABASE_NAME)  # the database file the writer opened
+        self._watch = DirectoryWatch(directory, self._still_there)
         self._watching: asyncio.Task[None] | None = None
 
     @classmethod
@@ -287,6 +289,14 @@ class SqliteStore(Reads):
             except sqlite3.OperationalError as exc:
                 await self._writer.run(_rollback)
                 raise self._write_error(exc) from exc
+            if not await self._writer.run_raw(self._still_there):
+                # Committed into a file no longer at its path (``rm -rf`` of the data
+                # directory): a restart would not find it, so it is not acknowledged.
+                self._write_failure = disk_fault(errno.ENOENT)
+                raise StoreWriteError(
+                    f"The write could not be made durable: {self._write_failure}.",
+                    backend=Backend.FILE.value,
+                )
         except StoreWriteError as exc:
             self._tail.undo(group.changes)
             self._parked.maybe = True  # what the group took out is back
@@ -369,6 +379,13 @@ class SqliteStore(Reads):
             f"The write could not be made durable: {self._write_failure}; nothing of it was kept.",
             backend=Backend.FILE.value,
         )
+
+    def _still_there(self) -> bool:
+        """Whether the database file at its path is still the one opened (blocking)."""
+        try:
+            return os.path.samestat(self._file, os.stat(self.directory / DATABASE_NAME))
+        except FileNotFoundError:
+            return False
 
     async def ping(self) -> None:
         """Raise ``StoreUnavailableError`` while writes cannot be made durable (the last one
