@@ -19,6 +19,7 @@ One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
 
 from __future__ import annotations
 
+from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Final
@@ -28,7 +29,7 @@ from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
 from resolvers.text import token_ranks
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Mapping
 
 SCHEMA_VERSION: Final = 2
 
@@ -147,24 +148,47 @@ def node_values(node: NodeRecord) -> tuple[Any, ...]:
     )
 
 
+# A record built field by field through its slots: a frozen dataclass's ``__init__`` sets each
+# field with a looked-up ``object.__setattr__`` (1.9 µs a node, 1.2 µs an edge; a third of that
+# this way), and a 500-node subgraph builds ~1,300 of them. The result is the same record.
+_NEW = object.__new__
+
+
+def _setters(record: type, names: tuple[str, ...]) -> tuple[Callable[[Any, Any], None], ...]:
+    """Each named field's slot setter; a record with other fields fails here, at import."""
+    if names != tuple(field.name for field in fields(record)):
+        raise TypeError(f"{record.__name__} has fields other than {names}")
+    return tuple(getattr(record, name).__set__ for name in names)
+
+
+_SET_NODE = _setters(NodeRecord, ("id", "label", "key", "session_id", "created_at", "props", "seq"))
+_SET_EDGE = _setters(EdgeRecord, ("type", "source", "target", "props"))
+
+
 def node_of(row: NodeRow) -> NodeRecord:
     _, node_id, label, key, session, created, props, seq = row
-    return NodeRecord(
-        node_id,
-        _LABELS[label],
-        key,
-        session,
-        datetime.fromisoformat(created),
-        decode(props),  # the text as it is: encoding it to bytes first cost as much again
-        seq,
-    )
+    node = _NEW(NodeRecord)
+    set_id, set_label, set_key, set_session, set_created, set_props, set_seq = _SET_NODE
+    set_id(node, node_id)
+    set_label(node, _LABELS[label])
+    set_key(node, key)
+    set_session(node, session)
+    set_created(node, datetime.fromisoformat(created))
+    set_props(node, decode(props))  # the text as it is: encoding it to bytes first cost as much
+    set_seq(node, seq)
+    return node
 
 
 def edge_of(row: EdgeRow) -> EdgeRecord:
     edge_type, source, target, props = row
+    edge = _NEW(EdgeRecord)
+    set_type, set_source, set_target, set_props = _SET_EDGE
+    set_type(edge, _EDGE_TYPES[edge_type])
+    set_source(edge, source)
+    set_target(edge, target)
     # Most edges have no properties: one read-only empty mapping serves them all.
-    values = _NO_PROPS if props == "{}" else decode(props)
-    return EdgeRecord(_EDGE_TYPES[edge_type], source, target, values)
+    set_props(edge, _NO_PROPS if props == "{}" else decode(props))
+    return edge
 
 
 def props_text(props: Mapping[str, Any]) -> str:
