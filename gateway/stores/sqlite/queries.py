@@ -240,18 +240,24 @@ def list_edges(
     return Page(items, total, offset + len(items) < total)
 
 
+# A page holding at least 1 / SESSION_EDGES_SHARE of its session's live nodes reads the
+# session's edges (see ``session_page``).
+SESSION_EDGES_SHARE = 2
+
+
 @_one_snapshot
 def session_page(
     db: sqlite3.Connection, session_id: str, limit: int
 ) -> tuple[Page[NodeRecord], list[EdgeRecord]]:
-    """``SessionPageReader.session_page``. A page that holds all the session's live nodes
-    (most do) takes the edges of the session (``edges_session``: every edge between two of its
-    nodes, and only those, has the session in its ``session`` column) and keeps those between
-    two of them: about as many as it keeps, read in index order, where ``edges_among`` seeks
-    each id's edges and checks each far end against the list (twice the time for 500 nodes)."""
+    """``SessionPageReader.session_page``. A page that holds most of the session's live nodes
+    (a whole session, usually) takes the edges of the session (``edges_session``: every edge
+    between two of its nodes, and only those, has the session in its ``session`` column) and
+    keeps those between two of the page's: a few more rows than it keeps, read in index order,
+    where ``edges_among`` seeks each id's edges and checks each far end against the list (2.5
+    times the time for 500 nodes). A page of a much larger session asks ``edges_among``."""
     page = list_nodes(db, None, session_id, limit, 0)
     ids = [node.id for node in page.items]
-    if page.truncated:
+    if page.total > SESSION_EDGES_SHARE * len(ids):
         return page, edges_among(db, ids, None)
     among = set(ids)
     rows = db.execute(

@@ -19,6 +19,7 @@ One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
 
 from __future__ import annotations
 
+import threading
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
@@ -165,7 +166,43 @@ _SET_NODE = _setters(NodeRecord, ("id", "label", "key", "session_id", "created_a
 _SET_EDGE = _setters(EdgeRecord, ("type", "source", "target", "props"))
 
 
+class DecodedNodes:
+    """The records of the node rows read last, by ``rid``, each with its row: a row read again
+    unchanged (a session's subgraph asked again, the steps of its chains) is not decoded again.
+    Exact whatever the connection or transaction: a record is only ever given for the very
+    row it was built from (the whole row is compared, ~1 % of decoding it), so a row changed,
+    rolled back or of another database is decoded afresh. Bounded: the oldest entry goes
+    when ``capacity`` are held (~3 KB each, props text and decoded record)."""
+
+    def __init__(self, capacity: int) -> None:
+        self._capacity = capacity
+        self._by_rid: dict[int, tuple[NodeRow, NodeRecord]] = {}
+        self._lock = threading.Lock()  # readers decode on several threads
+
+    def node_of(self, row: NodeRow) -> NodeRecord:
+        found = self._by_rid.get(row[0])
+        if found is not None and found[0] == row:
+            return found[1]
+        node = _decoded_node(row)
+        with self._lock:
+            by_rid = self._by_rid
+            by_rid.pop(row[0], None)
+            by_rid[row[0]] = (row, node)
+            if len(by_rid) > self._capacity:
+                del by_rid[next(iter(by_rid))]
+        return node
+
+
+# Twice the largest subgraph page: the sessions a user has open stay decoded.
+DECODED_NODES = DecodedNodes(10_000)
+
+
 def node_of(row: NodeRow) -> NodeRecord:
+    """The record of a ``NODE_COLUMNS`` row (``rid`` first)."""
+    return DECODED_NODES.node_of(row)
+
+
+def _decoded_node(row: NodeRow) -> NodeRecord:
     _, node_id, label, key, session, created, props, seq = row
     node = _NEW(NodeRecord)
     set_id, set_label, set_key, set_session, set_created, set_props, set_seq = _SET_NODE

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from gateway.live.bus import EventBus
+from gateway.live.publishing import PublishingStore
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from resolvers.store import SessionPageReader
@@ -79,7 +81,7 @@ async def test_a_page_and_exactly_the_edges_among_its_nodes(
     live = (await sqlite_store.list_nodes(session_id="s1", limit=1000)).total
     assert isinstance(sqlite_store, SessionPageReader)
 
-    for limit in sorted({1, live // 2 or 1, live - 1 or 1, live, live + 5}):
+    for limit in sorted({1, live // 3 or 1, live // 2 or 1, live - 1 or 1, live, live + 5}):
         page, edges = await sqlite_store.session_page("s1", limit=limit)
 
         assert page == await sqlite_store.list_nodes(session_id="s1", limit=limit)
@@ -91,3 +93,7 @@ async def test_a_page_and_exactly_the_edges_among_its_nodes(
         }
         assert {edge.identity: dict(edge.props) for edge in edges} == expected
         assert len(edges) == len(expected)
+
+
+async def test_the_gateway_wrapper_keeps_session_page(sqlite_store: SqliteStore) -> None:
+    assert isinstance(PublishingStore(sqlite_store, EventBus()), SessionPageReader)
