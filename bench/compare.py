@@ -87,7 +87,8 @@ async def compare(
             ]
             samples = await alternate(client, urls, queries, probes, rounds)
         load.append(f"{os.getloadavg()[0]:.2f}")
-    return _table(samples, queries, nodes, load)
+    stored = f"{nodes:,} stored nodes" if store_dir is None else f"a copy of {store_dir}"
+    return _table(samples, queries, f"{stored} ({engine} engine)", load)
 
 
 async def alternate(
@@ -142,12 +143,12 @@ async def alternate(
 def _table(
     samples: list[dict[str, list[float]]],
     queries: Sequence[ReadQuery],
-    nodes: int,
+    stored: str,
     load: list[str],
 ) -> str:
     before, after = ({name: Latency.of(s) for name, s in side.items()} for side in samples)
     lines = [
-        f"{nodes:,} stored nodes; 1-minute load average {load[0]} before, {load[1]} after",
+        f"{stored}; 1-minute load average {load[0]} before, {load[1]} after",
         "",
         "| request | before p50 / p99 ms | after p50 / p99 ms | after ÷ before (p50) "
         "| p50 ÷ `{ __typename }` before → after |",
