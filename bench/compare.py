@@ -9,7 +9,11 @@ started on each copy: one from ``--before``, one from this checkout. Every reque
 round by round, so whatever else the machine does hits both alike; the table gives each side's
 p50 / p99 (ms), the ratio of the p50s and each p50 over the same side's ``{ __typename }``.
 ``--only`` keeps the requests whose name contains one of the comma-separated words
-(``{ __typename }`` is always kept).
+(``{ __typename }`` is always kept). ``--store DIR`` copies a store directory preloaded before
+(``python -m bench.embedded --keep`` leaves ``log-N`` and ``sqlite-N``) instead of preloading
+one, and ``--engine sqlite`` serves it with the SQLite engine:
+
+    python -m bench.compare --before /tmp/before --store /tmp/emb/sqlite-100000 --engine sqlite
 """
 
 from __future__ import annotations
@@ -46,27 +50,45 @@ SLOW_MS = 500.0
 
 
 async def compare(
-    before: Path, nodes: int, rounds: int, queries: Sequence[ReadQuery], seed: int
+    before: Path,
+    nodes: int,
+    rounds: int,
+    queries: Sequence[ReadQuery],
+    seed: int,
+    *,
+    store_dir: Path | None = None,
+    engine: str = "log",
 ) -> str:
     probes = [generate_session(seed, index) for index in range(PROBE_SESSIONS)]
-    with tempfile.TemporaryDirectory(prefix="sm-compare-") as name:
+    with tempfile.TemporaryDirectory(
+        prefix="sm-compare-", dir=None if store_dir is None else store_dir.parent
+    ) as name:
         tmp = Path(name)
-        store = await FileStore.open(tmp / "store" / "graph", fsync=False)
-        try:
-            loaded = await preload(store, generate_sessions(seed), nodes)
-        finally:
-            await store.aclose()
+        if store_dir is None:
+            store = await FileStore.open(tmp / "store" / "graph", fsync=False)
+            try:
+                nodes = (await preload(store, generate_sessions(seed), nodes)).nodes
+            finally:
+                await store.aclose()
+        else:
+            shutil.copytree(
+                store_dir, tmp / "store" / "graph", ignore=shutil.ignore_patterns("LOCK")
+            )
         for side in ("before", "after"):
             shutil.copytree(tmp / "store", tmp / side)
         load = [f"{os.getloadavg()[0]:.2f}"]
+        settings = {"FILE_ENGINE": engine}
         async with contextlib.AsyncExitStack() as stack, http_client() as client:
             urls = [
-                (await stack.enter_async_context(running_gateway(tmp / side, code=code))).graphql
+                (
+                    await stack.enter_async_context(running_gateway(tmp / side, settings, code))
+                ).graphql
                 for side, code in (("before", before), ("after", HERE))
             ]
             samples = await alternate(client, urls, queries, probes, rounds)
         load.append(f"{os.getloadavg()[0]:.2f}")
-    return _table(samples, queries, loaded.nodes, load)
+    stored = f"{nodes:,} stored nodes" if store_dir is None else f"a copy of {store_dir}"
+    return _table(samples, queries, f"{stored} ({engine} engine)", load)
 
 
 async def alternate(
@@ -121,12 +143,12 @@ async def alternate(
 def _table(
     samples: list[dict[str, list[float]]],
     queries: Sequence[ReadQuery],
-    nodes: int,
+    stored: str,
     load: list[str],
 ) -> str:
     before, after = ({name: Latency.of(s) for name, s in side.items()} for side in samples)
     lines = [
-        f"{nodes:,} stored nodes; 1-minute load average {load[0]} before, {load[1]} after",
+        f"{stored}; 1-minute load average {load[0]} before, {load[1]} after",
         "",
         "| request | before p50 / p99 ms | after p50 / p99 ms | after ÷ before (p50) "
         "| p50 ÷ `{ __typename }` before → after |",
@@ -154,11 +176,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=60, help="timed requests per query")
     parser.add_argument("--only", default="", help="comma-separated words of request names")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument("--store", type=Path, default=None, help="a preloaded store to copy")
+    parser.add_argument("--engine", choices=["log", "sqlite"], default="log")
     args = parser.parse_args(argv)
     words = [word for word in args.only.split(",") if word]
     queries = [q for q in QUERIES if q is TRIVIAL or not words or any(w in q.name for w in words)]
     table = asyncio.run(
-        compare(args.before.resolve(), parse_size(args.nodes), args.rounds, queries, args.seed)
+        compare(
+            args.before.resolve(),
+            parse_size(args.nodes),
+            args.rounds,
+            queries,
+            args.seed,
+            store_dir=args.store,
+            engine=args.engine,
+        )
     )
     print(table)
     return 0

@@ -30,7 +30,7 @@ Papers, and ``viewGoal`` / ``viewRelatedTask`` are empty when no ResearchGoal is
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, cast
 
 from resolvers.errors import InvalidInputError
 from resolvers.merging import newest
@@ -163,14 +163,19 @@ async def chain_exists(
     if not kinds:
         raise InvalidInputError("kinds", "must not be empty")
     source = await resolve_node(store, node_ref, session_id=session_id, version=version)
+    reader: _HopReader = store
+    if not isinstance(store, WalkReader):
+        # Kinds often begin with the same hops (three of an artifact's six at its claims):
+        # each question is asked once.
+        reader = _RememberedReach(store) if isinstance(store, ReachReader) else _Remembered(store)
     return {
-        kind: await _walk(store, source, HOPS[kind], session_id) is not None
+        kind: await _walk(reader, source, HOPS[kind], session_id) is not None
         for kind in dict.fromkeys(kinds)
     }
 
 
 async def _walk(
-    store: GraphReader, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
+    store: _HopReader, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
 ) -> list[HopRecord] | None:
     """What each hop adds: in one request on a ``WalkReader``, else over the primitives."""
     if isinstance(store, WalkReader):
@@ -211,6 +216,53 @@ class _HopReader(Protocol):
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]: ...
 
 
+class _Remembered:
+    """``expand`` and ``get_nodes`` of ``store``, each edge question and each node read once
+    (the answers of one state at most: no walk that uses it holds a view)."""
+
+    def __init__(self, store: _HopReader) -> None:
+        self._store = store
+        self._edges: dict[tuple[tuple[str, ...], EdgeType, Direction], list[EdgeRecord]] = {}
+        self._nodes: dict[str, NodeRecord | None] = {}
+
+    async def expand(
+        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
+    ) -> list[EdgeRecord]:
+        key = (tuple(ids), edge_type, direction)
+        found = self._edges.get(key)
+        if found is None:
+            found = self._edges[key] = await self._store.expand(ids, edge_type, direction)
+        return list(found)
+
+    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        nodes = self._nodes
+        missing = [node_id for node_id in dict.fromkeys(ids) if node_id not in nodes]
+        if missing:
+            nodes.update(zip(missing, await self._store.get_nodes(missing), strict=True))
+        return [nodes[node_id] for node_id in ids]
+
+
+class _RememberedReach(_Remembered):
+    """``_Remembered`` of a ``ReachReader``, which stays one (its ``reach`` is passed on)."""
+
+    def __init__(self, store: ReachReader) -> None:
+        super().__init__(cast("_HopReader", store))
+        self._reacher = store
+
+    async def reach(
+        self,
+        ids: Sequence[str],
+        edge_type: EdgeType,
+        direction: Direction,
+        *,
+        stop: frozenset[Label],
+        session_id: str | None,
+    ) -> tuple[list[EdgeRecord], list[NodeRecord]]:
+        return await self._reacher.reach(
+            ids, edge_type, direction, stop=stop, session_id=session_id
+        )
+
+
 class _Reach:
     """``expand`` and ``get_nodes`` answered from a ``ReachReader.reach`` answer, as the store
     would answer them: per id asked, in order, its edges in the order they were stored."""
@@ -240,7 +292,7 @@ async def _fetch(
 
 
 async def _single_hop(
-    store: GraphReader,
+    store: _HopReader,
     frontier: Sequence[NodeRecord],
     hop: Hop,
     session_id: str | None,
@@ -263,7 +315,7 @@ async def _single_hop(
 
 
 async def _variable_hop(
-    store: GraphReader,
+    store: _HopReader,
     frontier: Sequence[NodeRecord],
     hop: Hop,
     session_id: str | None,

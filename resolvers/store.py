@@ -414,6 +414,22 @@ class ReachReader(Protocol):
 
 
 @runtime_checkable
+class SessionPageReader(Protocol):
+    """Optional: a page of a session's live nodes and the edges among them, in one request.
+
+    A backend offers it when it can read a session's edges more cheaply than it can look the
+    page's ids up one by one (the SQLite engine keeps edges by their endpoints' session).
+    """
+
+    async def session_page(
+        self, session_id: str, *, limit: int
+    ) -> tuple[Page[NodeRecord], list[EdgeRecord]]:
+        """``list_nodes(session_id=session_id, limit=limit)`` and ``edges_among`` of its
+        nodes (of every type, in no particular order), read in one state."""
+        ...
+
+
+@runtime_checkable
 class TraceReader(Protocol):
     """Optional: the primitive answers of a whole provenance trace hop in one request.
 

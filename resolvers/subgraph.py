@@ -30,11 +30,11 @@ from resolvers.records import (
     split_node_id,
 )
 from resolvers.resolve import in_scope
-from resolvers.store import one_state
+from resolvers.store import SessionPageReader, one_state
 from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from resolvers.store import GraphReader
 
@@ -100,14 +100,20 @@ async def session_subgraph(
     if not 1 <= first <= SUBGRAPH_MAX_FIRST:
         raise InvalidInputError("first", f"must be between 1 and {SUBGRAPH_MAX_FIRST}")
     async with one_state(store, session_id) as view:  # the nodes and their edges from one moment
-        page = await view.list_nodes(session_id=session_id, limit=first)
+        if isinstance(view, SessionPageReader):
+            page, among = await view.session_page(session_id, limit=first)
+        else:
+            page = await view.list_nodes(session_id=session_id, limit=first)
+            among = await view.edges_among([node.id for node in page.items], ALL_EDGE_TYPES)
         nodes = list(page.items)
         ids = [node.id for node in nodes]
-        edges = sorted(await view.edges_among(ids, ALL_EDGE_TYPES), key=_edge_order)
+        edges = sorted(among, key=_edge_order)
         groups: list[ProductGroup] = []
         if fold:
             scopes = [node for node in nodes if _is_scope(node)]
-            products = await _scope_products(view, scopes, session_id)
+            # The page's nodes are live and in the session: products among them are not read again.
+            known = {node.id: node for node in nodes}
+            products = await _scope_products(view, scopes, session_id, known)
             produced = {(e.source, e.target) for e in edges if e.type is EdgeType.PRODUCES}
             surrogates, groups = _fold(products, set(ids), produced)
             edges = [*edges, *surrogates]
@@ -165,17 +171,21 @@ async def _children(store: GraphReader, scope: NodeRecord, session_id: str) -> l
 
 
 async def _scope_products(
-    store: GraphReader, scopes: Sequence[NodeRecord], session_id: str
+    store: GraphReader,
+    scopes: Sequence[NodeRecord],
+    session_id: str,
+    known: Mapping[str, NodeRecord] | None = None,
 ) -> list[_Product]:
     """Every (scope, product, child) row, in scope order, then chain order; one row per product
-    and scope (the first child that made it)."""
+    and scope (the first child that made it). ``known``: live nodes of the session already
+    read, by id (only the others are read)."""
     scope_of: dict[str, NodeRecord] = {}
     for scope in scopes:
         for child in await _children(store, scope, session_id):
             scope_of.setdefault(child.id, scope)
     if not scope_of:
         return []
-    made = await _products_of(store, list(scope_of), session_id)
+    made = await _products_of(store, list(scope_of), session_id, known or {})
     rows: dict[tuple[str, str], _Product] = {}
     for child_id, product in made:
         scope = scope_of[child_id]
@@ -185,12 +195,15 @@ async def _scope_products(
 
 
 async def _products_of(
-    store: GraphReader, children: Sequence[str], session_id: str
+    store: GraphReader,
+    children: Sequence[str],
+    session_id: str,
+    known: Mapping[str, NodeRecord],
 ) -> list[tuple[str, NodeRecord]]:
     """``(child id, product)``: Papers a child produced, Artifacts its Code produced."""
-    first = await _produced(store, children, session_id)
+    first = await _produced(store, children, session_id, known)
     codes = {node.id: child for child, node in first if node.label is Label.CODE}
-    second = await _produced(store, list(codes), session_id)
+    second = await _produced(store, list(codes), session_id, known)
     papers = [(child, node) for child, node in first if node.label is Label.PAPER]
     artifacts = [(codes[code], node) for code, node in second if node.label is Label.ARTIFACT]
     order = {child: index for index, child in enumerate(children)}
@@ -198,14 +211,22 @@ async def _products_of(
 
 
 async def _produced(
-    store: GraphReader, ids: Sequence[str], session_id: str
+    store: GraphReader,
+    ids: Sequence[str],
+    session_id: str,
+    known: Mapping[str, NodeRecord] | None = None,
 ) -> list[tuple[str, NodeRecord]]:
-    """``(producer id, live product in the session)`` for every ``produces`` edge out of ids."""
+    """``(producer id, live product in the session)`` for every ``produces`` edge out of ids
+    (``known``: live nodes of the session already read, by id)."""
     if not ids:
         return []
     edges = await store.expand(ids, EdgeType.PRODUCES, Direction.OUT)
-    fetched = await store.get_nodes(list(dict.fromkeys(edge.target for edge in edges)))
-    live = {node.id: node for node in fetched if in_scope(node, session_id)}
+    targets = dict.fromkeys(edge.target for edge in edges)
+    live = {} if known is None else {i: known[i] for i in targets if i in known}
+    missing = [i for i in targets if i not in live]
+    if missing:
+        fetched = await store.get_nodes(missing)
+        live.update((node.id, node) for node in fetched if in_scope(node, session_id))
     return [(edge.source, live[edge.target]) for edge in edges if edge.target in live]
 
 

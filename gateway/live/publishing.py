@@ -29,6 +29,7 @@ from resolvers.store import (
     ConsistentReader,
     RankedSearch,
     ReachReader,
+    SessionPageReader,
     SessionReader,
     SizedStore,
     TraceReader,
@@ -64,6 +65,8 @@ class PublishingStore(ForwardedReads):
             self.run_lines = store.run_lines
         if isinstance(store, RankedSearch):
             self.search_ranked = store.search_ranked
+        if isinstance(store, SessionPageReader):
+            self.session_page = store.session_page
         if isinstance(store, SizedStore):
             self.stored_bytes = store.stored_bytes
         if isinstance(store, ConsistentReader):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -27,8 +27,10 @@ from tests.resolvers.builders import (
 )
 
 if TYPE_CHECKING:
-    from resolvers.records import GraphSlice
-    from resolvers.store import GraphStore
+    from collections.abc import Sequence
+
+    from resolvers.records import Direction, EdgeRecord, GraphSlice, NodeRecord
+    from resolvers.store import GraphReader, GraphStore
 
 A = "https://example.org/a"
 B = "https://example.org/b"
@@ -389,6 +391,52 @@ async def test_chain_exists_answers_every_kind_of_the_batch(store: GraphStore) -
         ChainKind.VIEW_PRODUCING_CODE: False,
     }
     assert by_version == {ChainKind.VIEW_PRODUCING_CODE: True}
+
+
+class _Counting:
+    """The primitives of a store (no whole walks), counting each question asked."""
+
+    def __init__(self, store: GraphStore) -> None:
+        self._store = store
+        self.expands: list[tuple[tuple[str, ...], EdgeType, Direction]] = []
+        self.nodes_read: list[str] = []
+
+    async def expand(
+        self, ids: Sequence[str], edge_type: EdgeType, direction: Direction
+    ) -> list[EdgeRecord]:
+        self.expands.append((tuple(ids), edge_type, direction))
+        return await self._store.expand(ids, edge_type, direction)
+
+    async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
+        self.nodes_read.extend(ids)
+        return await self._store.get_nodes(ids)
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ("walk_chain", "reach"):
+            raise AttributeError(name)
+        return getattr(self._store, name)
+
+
+async def test_chain_exists_asks_each_question_once(store: GraphStore) -> None:
+    report = await report_session(store)
+    counting = _Counting(store)
+    kinds = [
+        ChainKind.VIEW_CONTAINED_CLAIMS,  # the report's claims
+        ChainKind.VIEW_CITING_EVIDENCE_FOR_ARTIFACT,  # its claims, their evidence
+        ChainKind.VIEW_CITED_PAPER,  # its claims, their evidence, their papers
+        ChainKind.VIEW_PRODUCING_CODE,
+        ChainKind.VIEW_RELATED_TASK,  # its producing code again, then on
+    ]
+
+    availability = await chain_exists(cast("GraphReader", counting), "report", kinds)
+
+    assert availability == {
+        kind: bool((await get_chain(store, "report", kind)).nodes) for kind in kinds
+    }
+    assert all(availability.values())
+    assert len(counting.expands) == len(set(counting.expands))
+    assert len(counting.nodes_read) == len(set(counting.nodes_read))
+    assert report.claim_a in counting.nodes_read
 
 
 async def test_chain_exists_with_a_missing_start_is_not_found(store: GraphStore) -> None:

@@ -113,6 +113,12 @@ class Reads:
     ) -> Page[EdgeRecord]:
         return await self._db.run(queries.list_edges, types, session_id, limit, offset)
 
+    async def session_page(
+        self, session_id: str, *, limit: int
+    ) -> tuple[Page[NodeRecord], list[EdgeRecord]]:
+        """``resolvers.store.SessionPageReader``: the page and its edges in one job."""
+        return await self._db.run(queries.session_page, session_id, limit)
+
     async def session_node_ids(self, session_id: str) -> list[str]:
         return await self._db.run(queries.session_node_ids, session_id)
 
