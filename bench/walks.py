@@ -67,7 +67,8 @@ async def run(seed: int, nodes: int, rounds: int) -> str:
     )
     try:
         await _cleanup(driver)
-        loaded = await preload(store, generate_sessions(seed), nodes)
+        others = await store.count_nodes()  # what other sessions keep on the server
+        loaded = await preload(store, generate_sessions(seed), others + nodes)
         probes = [generate_session(seed, index) for index in range(PROBES)]
         statements = {
             name: await _statements(store, case, probes[0]) for name, case in CASES.items()
@@ -80,7 +81,8 @@ async def run(seed: int, nodes: int, rounds: int) -> str:
         await store.aclose()
         await driver.close()
     lines = [
-        f"{loaded.nodes:,} nodes preloaded; {rounds} rounds x {PROBES} probe sessions; "
+        f"{loaded.nodes - others:,} nodes preloaded ({others:,} others on the server); "
+        f"{rounds} rounds x {PROBES} probe sessions; "
         f"load average {before[0]:.1f} / {before[1]:.1f} / {before[2]:.1f} before, "
         f"{after[0]:.1f} / {after[1]:.1f} / {after[2]:.1f} after",
         "",
