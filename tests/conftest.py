@@ -13,7 +13,7 @@ import os
 from typing import TYPE_CHECKING, Any
 
 import pytest
-from hypothesis import settings
+from hypothesis import settings as hypothesis_settings
 
 from gateway.runtime.state import Runtime, SavedState
 from gateway.schema import build_schema
@@ -38,8 +38,8 @@ BACKENDS = ["file", "sqlite", "neo4j"]
 # A property's examples are judged by what they find, never by how long one took: on a shared
 # machine a 4 ms example sometimes takes 250 ms (the suites with profiles of their own,
 # ``tests/profiles.py``, say the same).
-settings.register_profile("gateway", deadline=None)
-settings.load_profile("gateway")
+hypothesis_settings.register_profile("gateway", deadline=None)
+hypothesis_settings.load_profile("gateway")
 
 
 def neo4j_settings() -> dict[str, str] | None:
