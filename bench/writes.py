@@ -53,7 +53,7 @@ from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
-from gateway.stores.neo4j.records import edge_properties, node_properties
+from gateway.stores.neo4j.records import edge_properties, node_properties, take_created_at
 from resolvers.observe import APPLY
 from resolvers.records import split_node_id
 from resolvers.search import search_nodes
@@ -124,7 +124,8 @@ def raw_write(changes: Sequence[GraphChange]) -> RawWrite:
     for change in changes:
         if change.node is not None:
             props = node_properties(change.node)
-            nodes[change.node.label.value].append({"id": change.node.id, "props": props})
+            at = take_created_at(props)  # sent as the gateway sends it
+            nodes[change.node.label.value].append({"id": change.node.id, "props": props, "at": at})
         elif change.edge is not None:
             edge = change.edge
             shape = (_label(edge.source), edge.type.value, _label(edge.target), change.removed)
@@ -162,7 +163,8 @@ class RawPlan:
         # for seconds, again for each new combination of parameter types.
         parts = [
             f"FOREACH (row IN {_rows(f'n{i}')} | MERGE (x:{label} {{id: row.id}}) "
-            "ON CREATE SET x._sm_order = timestamp() SET x += row.props)"
+            "ON CREATE SET x._sm_order = timestamp() SET x += row.props, "
+            "x.created_at = coalesce(datetime(row.at), x.created_at))"
             for i, label in enumerate(self.node_shapes)
         ]
         deletes: list[str] = []

@@ -35,6 +35,8 @@ from gateway.stores.neo4j.records import (
     edge_properties,
     node_properties,
     parked_props,
+    same_search_text,
+    take_created_at,
     to_edge,
     to_node,
     to_parked,
@@ -434,13 +436,18 @@ class PlannedTransaction:
             node = self._nodes[node_id]
             assert node is not None
             row = {"k": "node", "label": node.label.value, "id": node.id, "sess": node.session_id}
-            props = node_properties(node)
             if stored is None:
-                rows.append({**row, "props": props, "o": next(order)})
+                props = node_properties(node)
+                at = take_created_at(props)
+                rows.append({**row, "props": props, "at": at, "o": next(order)})
                 continue
-            changed = _changes(node_properties(stored), props)
+            search = not same_search_text(stored, node)
+            changed = _changes(
+                node_properties(stored, search=search), node_properties(node, search=search)
+            )
             if changed:
-                rows.append({**row, "props": changed})
+                at = take_created_at(changed)
+                rows.append({**row, "props": changed, "at": at})
         creates: list[dict[str, Any]] = []
         for identity, change in self._pending_edges.items():
             final = self._edges.get(identity)

@@ -177,8 +177,10 @@ _NODES: Final[LiteralString] = (
         # id that has committed is matched here instead, one still uncommitted fails the
         # unique constraint.
         "CALL (row, n, base) { WITH row, n WHERE n IS NULL AND row.o IS NOT NULL "
-        "CREATE (m:$(row.label)) SET m += row.props, m._sm_order = base + row.o } "
-        "CALL (row, n) { WITH row, n WHERE n.session_id = row.sess SET n += row.props } "
+        "CREATE (m:$(row.label)) SET m += row.props, m._sm_order = base + row.o, "
+        "m.created_at = coalesce(datetime(row.at), m.created_at) } "
+        "CALL (row, n) { WITH row, n WHERE n.session_id = row.sess SET n += row.props, "
+        "n.created_at = coalesce(datetime(row.at), n.created_at) } "
         # A node of another session is left alone and reported through the locked counter.
         "CALL (row, n, c) { WITH row, n WHERE n.session_id <> row.sess "
         "SET c._sm_refused = [n.id, n.key, n.session_id] }",
@@ -219,8 +221,9 @@ APPLY: Final[LiteralString] = (
     "RETURN coalesce(feed, []) AS feed, refused"
 )
 """Applies node puts (created with their insertion order; changed only when this session
-owns them), edge deletions (by type), edge creations and updates (the type a dynamic
-one: endpoints are found through their ids' index), parked edges kept and released, and the
-change feed entries; returns the feed numbers, in the order of the entries, and a node that
-turned out to belong to another session (``[id, key, owner]``: the write must then be rolled
-back). The two scratch properties on the locked counter are removed before the commit."""
+owns them; ``row.at`` is a node's ``created_at`` as ISO text, ``records.take_created_at``),
+edge deletions (by type), edge creations and updates (the type a dynamic one: endpoints are
+found through their ids' index), parked edges kept and released, and the change feed entries;
+returns the feed numbers, in the order of the entries, and a node that turned out to belong to
+another session (``[id, key, owner]``: the write must then be rolled back). The two scratch
+properties on the locked counter are removed before the commit."""

@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Final
 
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
-from resolvers.text import token_ranks
+from resolvers.text import SEARCH_FIELDS, token_ranks
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
@@ -37,8 +37,9 @@ RECORD_FIELDS: Final = frozenset({"id", "key", "session_id", "created_at", "seq"
 _INT64 = 2**63
 
 
-def node_properties(node: NodeRecord) -> dict[str, Any]:
-    """The property map stored for ``node`` (without ``_sm_order``)."""
+def node_properties(node: NodeRecord, *, search: bool = True) -> dict[str, Any]:
+    """The property map stored for ``node`` (without ``_sm_order``); without the search
+    helpers (``_sm_tokens``, ``_sm_ranks``, ``_sm_text``, ``_sm_sess``) when not ``search``."""
     values, encoded = _encode(node.props, RECORD_FIELDS)
     values |= {
         "id": node.id,
@@ -50,7 +51,7 @@ def node_properties(node: NodeRecord) -> dict[str, Any]:
     }
     if encoded:
         values["_sm_json"] = encoded
-    ranks = token_ranks(node.props) if not node.deleted else {}
+    ranks = token_ranks(node.props) if search and not node.deleted else {}
     if ranks:
         found = sorted(ranks)
         values["_sm_tokens"] = found
@@ -61,6 +62,28 @@ def node_properties(node: NodeRecord) -> dict[str, Any]:
         values["_sm_scope"] = chain_scope(node.get("parent_subtask_id"))
         values["_sm_pos"] = chain_pos((str(node.get("chain_at", "")), node.seq))
     return values
+
+
+def same_search_text(stored: NodeRecord, node: NodeRecord) -> bool:
+    """Whether ``node`` stores the same search helpers as ``stored`` (so an update need not
+    tokenise either of them)."""
+    return (
+        stored.deleted == node.deleted
+        and stored.session_id == node.session_id
+        and all(stored.props.get(name) == node.props.get(name) for name in SEARCH_FIELDS)
+    )
+
+
+def take_created_at(props: dict[str, Any]) -> str | None:
+    """Take a ``created_at`` with a fixed offset (UTC, as the gateway makes them) out of a
+    property map, as ISO text for the write statement to convert (``datetime(row.at)``: the
+    value the driver would store). The driver's conversion of a ``datetime`` costs more CPU
+    than the rest of a node's row. Any other time (naive, a named zone) stays in ``props``."""
+    value = props.get("created_at")
+    if not isinstance(value, datetime) or not isinstance(value.tzinfo, timezone):
+        return None
+    del props["created_at"]
+    return value.isoformat()
 
 
 def session_token(session_id: str) -> str:

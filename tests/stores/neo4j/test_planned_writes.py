@@ -7,6 +7,8 @@ an auto-commit session), with the change feed appended as in the gateway (``Publ
 from __future__ import annotations
 
 import asyncio
+from dataclasses import replace
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any, LiteralString
 
 import pytest
@@ -19,14 +21,17 @@ from gateway.stores.neo4j import plans
 from gateway.stores.neo4j.planned import PlannedTransaction
 from gateway.stores.neo4j.store import _Neo4jTransaction
 from resolvers.errors import KeyOwnedByOtherSessionError
+from resolvers.plan import ReadPlan
 from resolvers.records import Direction, EdgeType, Label
 from tests.resolvers import builders as b
-from tests.stores.neo4j.conftest import open_store
+from tests.stores.neo4j.conftest import make_node, open_store
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
 
     from gateway.stores.neo4j import Neo4jStore
+    from resolvers.records import NodeRecord
+    from resolvers.store import GraphTransaction
 
 PREFETCH_AND_APPLY = 2
 
@@ -269,3 +274,37 @@ async def test_the_pinned_prefetch_plan_starts_every_block_at_an_index(
     operators = _operators(summary.plan)
     assert "NodeIndexSeek" in operators or "NodeUniqueIndexSeek" in operators
     assert [name for name in operators if any(name.endswith(scan) for scan in SCANS)] == []
+
+
+async def test_a_planned_node_keeps_its_time_native_and_its_search_tokens_current(
+    neo4j_store: Neo4jStore,
+) -> None:
+    created = make_node(Label.PAPER, "https://doi.org/10.1/x", title="TP53 in tumours", year=1)
+    created = replace(created, created_at=created.created_at + timedelta(microseconds=123456))
+
+    async def put(node: NodeRecord) -> None:
+        async def work(tx: GraphTransaction) -> None:
+            await tx.prefetch(ReadPlan(node.session_id, nodes=(node.id,)))
+            await tx.put_node(node)
+
+        await neo4j_store.write(node.session_id, work)
+
+    async def found(term: str) -> list[str]:
+        return [hit.node.id for hit in await neo4j_store.search([term], session_id="s1")]
+
+    await put(created)
+    (stored,) = await neo4j_store.get_nodes([created.id])
+    (kind,) = await neo4j_store._fetch(
+        "MATCH (n:Paper {id: $id}) RETURN valueType(n.created_at) AS kind", id=created.id
+    )
+    await put(created.with_props(year=2))  # no searchable field changed
+    after_year = await found("tp53")
+    await put(created.with_props(year=2, title="BRCA1 in tumours"))
+
+    assert stored == created
+    assert kind["kind"] == "ZONED DATETIME NOT NULL"
+    assert after_year == [created.id]
+    assert await found("tp53") == []
+    assert await found("brca1") == [created.id]
+    (updated,) = await neo4j_store.get_nodes([created.id])
+    assert updated == created.with_props(year=2, title="BRCA1 in tumours")
