@@ -20,6 +20,7 @@ from gateway.schema import pacing as schema_pacing
 from gateway.schema.cost import heavy_fields, root_costs
 from gateway.schema.limits import MAX_FRAGMENT_NESTING, MAX_REPEATED_FIELD, Limits
 from resolvers.records import Backend
+from resolvers.store import SessionPageReader
 from tests import builders as b
 from tests.conftest import GraphQLClient
 from tests.timing import once_within
@@ -286,16 +287,18 @@ async def test_heavy_reads_wait_for_the_pool_while_writes_and_light_reads_do_not
     await b.first_message(gql, "s1")
     release = asyncio.Event()
     store = runtime.graph_store  # what the resolvers are given
-    real_list_nodes = store.list_nodes
+    # The read a subgraph makes first: a whole page, or the node listing.
+    read = "session_page" if isinstance(store, SessionPageReader) else "list_nodes"
+    real_read = getattr(store, read)
     entered = 0
 
-    async def held_list_nodes(*args: Any, **kwargs: Any) -> Any:
+    async def held_read(*args: Any, **kwargs: Any) -> Any:
         nonlocal entered
         entered += 1
         await release.wait()
-        return await real_list_nodes(*args, **kwargs)
+        return await real_read(*args, **kwargs)
 
-    monkeypatch.setattr(store, "list_nodes", held_list_nodes)
+    monkeypatch.setattr(store, read, held_read)
     # A store's consistent view reads on its own connection: read through the store here.
     monkeypatch.setattr(store, "consistent_view", lambda: nullcontext(store), raising=False)
 

@@ -18,6 +18,7 @@ from gateway.schema.limits import Limits
 from gateway.schema.observability import Observer
 from resolvers.errors import QueryLimitExceededError
 from resolvers.records import Direction, EdgeType
+from resolvers.store import SessionPageReader
 from tests import builders as b
 from tests.conftest import GraphQLClient
 from tests.timing import once_within
@@ -110,9 +111,15 @@ async def run_held(held: Held, document: str, gql: GraphQLClient) -> Any:
 # --- the heavy-reader pool ------------------------------------------------------------------
 
 
-def holding(**kwargs: Any) -> bool:
-    """Whether a ``list_nodes`` call is the slot holder's (``hold_every_slot``)."""
-    return kwargs.get("session_id") == "held"
+def holding(*args: Any, **kwargs: Any) -> bool:
+    """Whether a subgraph's first read (``page_read``) is the slot holder's
+    (``hold_every_slot``)."""
+    return kwargs.get("session_id", args[0] if args else None) == "held"
+
+
+def page_read(runtime: Runtime) -> str:
+    """The read a subgraph makes first: a whole page (``SessionPageReader``), or the listing."""
+    return "session_page" if isinstance(runtime.graph_store, SessionPageReader) else "list_nodes"
 
 
 async def hold_every_slot(gql: GraphQLClient, held: Held) -> asyncio.Future[Any]:
@@ -129,7 +136,7 @@ async def test_a_heavy_root_field_that_waits_out_its_budget_answers_and_its_sibl
 ) -> None:
     gql = client(runtime, heavy_readers=1, heavy_cost=100, query_timeout_seconds=BUDGET)
     await session_with_code(gql)
-    held = Held(runtime, monkeypatch, "list_nodes", holding, uninterruptible=True)
+    held = Held(runtime, monkeypatch, page_read(runtime), holding, uninterruptible=True)
     document = f"""{{ health {{ __typename }}
       node(nodeId: "Code:e1") {{ __typename ... on Code {{ id }} }}
       big: subgraph(sessionId: "s1") {{ {TYPED} ... on Subgraph {{ nodes {{ id }} }} }} }}"""
@@ -150,7 +157,7 @@ async def test_an_in_session_search_answers_while_every_heavy_slot_is_held(
 ) -> None:
     gql = client(runtime, heavy_readers=1, query_timeout_seconds=BUDGET)
     await session_with_code(gql)
-    held = Held(runtime, monkeypatch, "list_nodes", holding, uninterruptible=True)
+    held = Held(runtime, monkeypatch, page_read(runtime), holding, uninterruptible=True)
     document = f"""{{
       inSession: searchNodes(query: "python", sessionId: "s1", labels: [CODE], first: 1) {{
         {TYPED} ... on NodeList {{ total nodes {{ id }} }} }}

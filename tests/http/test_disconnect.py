@@ -95,7 +95,8 @@ def settings_for(backend: str, tmp_path: Path) -> Settings:
 
 
 class Slowed:
-    """The runtime's active store, whose first ``slow`` node listings first run a slow read
+    """The runtime's active store, whose first ``slow`` node listings (or session pages) first
+    run a slow read
     (``_SlowView``); ``holding`` keeps a write's transaction open ``hold`` seconds. What happens
     is put on ``events`` (from the server's threads): ``listing`` when a slow read starts,
     ``counting`` when SQLite starts its statement, ``cancelled`` when a read or a write saw
@@ -152,9 +153,22 @@ class _SlowView:
         self._slowed = slowed
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._view, name)
+        found = getattr(self._view, name)
+        if name != "session_page":
+            return found
+
+        async def session_page(*args: Any, **kwargs: Any) -> Any:
+            """A session's page and its edges in one read (``SessionPageReader``, SQLite)."""
+            await self._maybe_slow()
+            return await found(*args, **kwargs)
+
+        return session_page
 
     async def list_nodes(self, **kwargs: Any) -> Any:
+        await self._maybe_slow()
+        return await self._view.list_nodes(**kwargs)
+
+    async def _maybe_slow(self) -> None:
         if self._slowed.take_slow():
             self._slowed.events.put("listing")
             try:
@@ -162,7 +176,6 @@ class _SlowView:
             except asyncio.CancelledError:
                 self._slowed.events.put("cancelled")
                 raise
-        return await self._view.list_nodes(**kwargs)
 
     async def _slow_read(self) -> None:
         inner = getattr(self._slowed._store, "inner", None)
