@@ -98,7 +98,7 @@ class PlannedTransaction:
         self._forget()
         rows = _plan_rows(plan)
         (record,) = await self._live._fetch(
-            plans.PREFETCH, rows=rows, session=plan.session_id, nul="\x00"
+            plans.PREFETCH, rows=rows, args=plans.arguments(plan.session_id)
         )
         self._plan_session = plan.session_id
         for value, order in record["nodes"]:
@@ -411,7 +411,7 @@ class PlannedTransaction:
         (record,) = await self._live._fetch(
             plans.APPLY,
             rows=rows,
-            session=self._session,
+            args=plans.arguments(self._session),
             spread=plans.spread(self._session),
             span=span,
         )

@@ -2,13 +2,17 @@
 what a ``resolvers.plan.ReadPlan`` names, ``APPLY`` applies the changes the rules made.
 
 Each is ONE constant text with ONE list parameter, ``$rows``, whose rows are tagged by block
-(``row.k``): Neo4j caches a plan per statement text and per bucketed size of each list
-parameter, so one list keeps the number of plans small. Planning is the cost to watch: a
-``FOREACH`` or subquery per label or edge shape took Neo4j seconds to plan each time a plan is
-made (a cold cache, a new size bucket, drifted statistics), so labels and types are dynamic
-(``$(row.label)``, ``$(row.type)``) wherever no index is needed (``CREATE``, a relationship
-between bound endpoints) and nodes are matched by id through the label disjunction of the id
-indexes: a few blocks per statement.
+(``row.k``), and ONE map of its strings, ``$args`` (``arguments``): Neo4j caches a plan per
+statement text and per bucketed size of each top-level list *and string* parameter (0, 1-10,
+11-100 and so on, measured on 5.26), and a map by its type alone, so one list keeps the number
+of plans small and one map keeps the length of a session id out of it (the plans made for the
+warm-up's id, ``Neo4jStore._warm_plans``, then serve every session).
+
+Planning is the cost to watch: a ``FOREACH`` or subquery per label or edge shape took Neo4j
+seconds to plan each time a plan is made (a cold cache, a new size bucket, drifted
+statistics), so labels and types are dynamic (``$(row.label)``, ``$(row.type)``) wherever no
+index is needed (``CREATE``, a relationship between bound endpoints) and nodes are matched by
+id through the label disjunction of the id indexes: a few blocks per statement.
 
 Ordering: ``PREFETCH`` takes the session's counter (``SessionCounter``) first, so writers of one
 session queue on it, in whichever process, for as long as the transaction lasts (two statements
@@ -38,6 +42,12 @@ def spread(session_id: str) -> int:
     return int(hashlib.sha256(session_id.encode()).hexdigest()[:8], 16) % 1_000_000
 
 
+def arguments(session_id: str) -> dict[str, str]:
+    """``$args`` of ``PREFETCH`` and ``APPLY``: the session, and the separator of a chain
+    position's parts."""
+    return {"session": session_id, "nul": "\x00"}
+
+
 def _rows(kind: LiteralString) -> LiteralString:
     return "[row IN $rows WHERE row.k = '" + kind + "']"
 
@@ -62,7 +72,7 @@ def _nearest(label: LiteralString, before: bool) -> LiteralString:
         else "n.session_id, n._sm_scope, n._sm_pos"
     )
     return (
-        f"COLLECT {{ MATCH (n:{label} {{session_id: $session, _sm_scope: row.scope}}) "
+        f"COLLECT {{ MATCH (n:{label} {{session_id: $args.session, _sm_scope: row.scope}}) "
         f"USING INDEX SEEK n:{label}(session_id, _sm_scope, _sm_pos) "
         f"WHERE n._sm_pos {compare} pos AND NOT n.id IN own RETURN n ORDER BY {order} LIMIT 1 }}"
     )
@@ -76,7 +86,7 @@ _LISTINGS: Final[LiteralString] = " + ".join(
     "COLLECT { "
     + _each(
         "list",
-        f"WITH row WHERE row.label = '{label}' MATCH (n:{label} {{session_id: $session}}) "
+        f"WITH row WHERE row.label = '{label}' MATCH (n:{label} {{session_id: $args.session}}) "
         "WHERE n._sm_live RETURN n",
     )
     + " }"
@@ -96,7 +106,7 @@ store grows."""
 
 PREFETCH: Final[LiteralString] = (
     PINNED
-    + "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
+    + "MERGE (c:SessionCounter {session_id: $args.session}) ON CREATE SET c.seq = 0 "
     # Locked before it is read: a concurrent writer's increment is then committed and seen.
     + "SET c._sm_lock = true REMOVE c._sm_lock "
     "WITH c, c.seq AS before, COLLECT { "
@@ -112,7 +122,8 @@ PREFETCH: Final[LiteralString] = (
         "chain",
         "WITH row, coalesce(COLLECT { MATCH (s:" + STEPS + " {id: row.step}) RETURN s.seq }[0], "
         "[a IN allocated WHERE a[0] = row.step | a[1]][0], 0) AS seq "
-        "WITH row, seq, row.at + $nul + right('00000000000000000000' + toString(seq), 20) AS pos "
+        "WITH row, seq, "
+        "row.at + $args.nul + right('00000000000000000000' + toString(seq), 20) AS pos "
         "RETURN {i: row.i, seq: seq, near: " + _NEAR + "}",
     )
     + " } AS chains "
@@ -130,7 +141,7 @@ PREFETCH: Final[LiteralString] = (
     + _each(
         "key",
         f"MATCH (n:{ANY} {{key: row.key}}) "
-        "WHERE labels(n)[0] = row.label AND n.session_id = $session RETURN n",
+        "WHERE labels(n)[0] = row.label AND n.session_id = $args.session RETURN n",
     )
     + " } + "
     + _LISTINGS
@@ -159,7 +170,7 @@ nearest member of each step label on each side (the event's own steps excluded).
 # --- APPLY ------------------------------------------------------------------------------------
 
 ORDER: Final[LiteralString] = (
-    "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
+    "MERGE (c:SessionCounter {session_id: $args.session}) ON CREATE SET c.seq = 0 "
     "SET c._sm_lock = true REMOVE c._sm_lock "
     "WITH c, timestamp() * 1000000 + $spread AS now "
     "WITH c, CASE WHEN coalesce(c.ord, 0) < now THEN now ELSE c.ord + 1 END AS base "

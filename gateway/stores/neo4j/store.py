@@ -467,13 +467,15 @@ class Neo4jStore(Walks):
         plan them in time is no reason to fail the connect.
 
         Neo4j caches a plan per statement text, per parameter names and types, per bucketed
-        size of each list, and per whether the transaction had changes before the statement:
-        each statement is planned with exactly the parameters the write path gives it
-        (``planned``), for each size of ``WARM_ROWS``, the prefetch both first in its
-        transaction (one event) and after changes (the next event of a replayed batch)."""
+        size of each top-level list and string (so their strings travel in one map,
+        ``plans.arguments``, and the warm-up's session id serves any other), and per whether
+        the transaction had changes before the statement: each statement is planned with the
+        parameters the write path gives it (``planned``), for each size of ``WARM_ROWS``, the
+        prefetch both first in its transaction (one event) and after changes (the next event
+        of a replayed batch)."""
         seconds = self._query_timeout * 3
-        prefetch = {"session": "", "nul": "\x00"}
-        apply = {"session": "", "spread": 0, "span": 0}
+        prefetch = {"args": plans.arguments("")}
+        apply = {"args": plans.arguments(""), "spread": 0, "span": 0}
         try:
             async with self._errors(seconds):
                 for size in WARM_ROWS:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -44,3 +45,14 @@ def make_node(
     label: Label, key: str, session: str = "s1", *, seq: int = 0, **props: Any
 ) -> NodeRecord:
     return NodeRecord(node_id(label, key, session), label, key, session, T0, props, seq)
+
+
+async def cached_plans(store: Neo4jStore) -> int:
+    """How many plans the server's caches held; they are emptied (the next statements plan
+    anew, nothing else changes)."""
+    async with store._driver.session() as session:
+        record = await (await session.run("CALL db.clearQueryCaches()")).single()
+    assert record is not None
+    found = re.search(r"(\d+) quer", str(record[0]))
+    assert found is not None, record
+    return int(found.group(1))

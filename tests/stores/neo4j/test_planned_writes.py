@@ -24,7 +24,7 @@ from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.plan import ReadPlan
 from resolvers.records import Direction, EdgeType, Label
 from tests.resolvers import builders as b
-from tests.stores.neo4j.conftest import make_node, open_store
+from tests.stores.neo4j.conftest import cached_plans, make_node, open_store
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -267,13 +267,32 @@ async def test_the_pinned_prefetch_plan_starts_every_block_at_an_index(
     async with neo4j_store._driver.session() as session:
         tx = await session.begin_transaction()
         summary = await (
-            await tx.run("EXPLAIN " + plans.PREFETCH, {"session": "s", "nul": "\x00", "rows": rows})
+            await tx.run("EXPLAIN " + plans.PREFETCH, {"args": plans.arguments("s"), "rows": rows})
         ).consume()
         await tx.rollback()
     assert summary.plan is not None
     operators = _operators(summary.plan)
     assert "NodeIndexSeek" in operators or "NodeUniqueIndexSeek" in operators
     assert [name for name in operators if any(name.endswith(scan) for scan in SCANS)] == []
+
+
+async def test_the_plans_made_at_connect_serve_a_session_id_of_any_length(
+    neo4j_store: Neo4jStore,
+) -> None:
+    # Neo4j keys a cached plan by the length bucket of each top-level string parameter; the
+    # write statements take theirs in one map (``plans.arguments``), so the warm-up's plans,
+    # made for the session "", serve every session and a first write plans nothing.
+    await cached_plans(neo4j_store)
+    await neo4j_store._warm_plans()
+    warmed = await cached_plans(neo4j_store)
+    await neo4j_store._warm_plans()
+
+    for session in ("s", "a" * 36, "b" * 150):
+        with statements() as count:
+            await b.execution(neo4j_store, f"e-{len(session)}", 10, session=session)
+        assert count == [PREFETCH_AND_APPLY]
+
+    assert await cached_plans(neo4j_store) == warmed
 
 
 async def test_a_planned_node_keeps_its_time_native_and_its_search_tokens_current(
