@@ -16,9 +16,11 @@ A kind maps to an ordered tuple of hops. Rules (improving on reference §8.3 ite
   crossed among them.
 
 The hops are data (``HOPS``): a store that offers ``WalkReader`` (Neo4j) runs them in one
-request; elsewhere they run here, one ``expand`` and one ``get_nodes`` per hop (per level of a
-variable hop, unless the store offers ``ReachReader``: then one request for all its levels,
-walked here from the answer). Either way the result is assembled here (``_slice``).
+request, the source's global id resolved in the same request; elsewhere they run here, one
+``expand`` and one ``get_nodes`` per hop (per level of a variable hop, unless the store offers
+``ReachReader``: then one request for all its levels, walked here from the answer). Either way
+the result is assembled here (``_slice``), and every hop reads one state of the source's
+session.
 
 Label decisions: the reference's ``Task`` target of ``viewPrevTask`` / ``viewNextTask`` means a
 chain *step* — its old SubTask label became our Task (subagent scope) and ToolCall — so those hops
@@ -32,12 +34,12 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol, cast
 
-from resolvers.errors import InvalidInputError
+from resolvers.errors import InvalidInputError, NodeNotFoundError
 from resolvers.merging import newest
 from resolvers.records import Direction, EdgeRecord, EdgeType, GraphSlice, Label, NodeRecord
-from resolvers.resolve import in_scope, resolve_node
+from resolvers.resolve import in_scope, resolve_node, source_ref
 from resolvers.search import decode_cursor, encode_cursor
-from resolvers.store import Hop, HopRecord, ReachReader, WalkReader, one_state
+from resolvers.store import Hop, HopRecord, ReachReader, SourceRef, WalkReader, one_state
 from resolvers.validate import check_first
 
 if TYPE_CHECKING:
@@ -143,9 +145,7 @@ async def get_chain(
     walked among the page's nodes."""
     size = check_first(first, CHAIN_CAP, CHAIN_CAP)
     offset = decode_cursor(after)
-    source = await resolve_node(store, node_ref, session_id=session_id, version=version)
-    async with one_state(store, session_id or source.session_id) as view:  # every hop at once
-        walked = await _walk(view, source, HOPS[kind], session_id)
+    source, walked = await _walk_from(store, node_ref, HOPS[kind], session_id, version)
     if walked is None:
         return GraphSlice([], [], 0)
     return _slice(source, HOPS[kind], walked, size, offset)
@@ -172,6 +172,31 @@ async def chain_exists(
         kind: await _walk(reader, source, HOPS[kind], session_id) is not None
         for kind in dict.fromkeys(kinds)
     }
+
+
+async def _walk_from(
+    store: GraphReader,
+    node_ref: str,
+    hops: Sequence[Hop],
+    session_id: str | None,
+    version: int | None,
+) -> tuple[NodeRecord, list[HopRecord] | None]:
+    """The source ``node_ref`` names and what each hop adds from it, every hop from one state
+    of the source's session: a ``WalkReader`` finds the source in the walk's own request
+    when ``node_ref`` is a lookup (``source_ref``), else after ``resolve_node``."""
+    if not isinstance(store, WalkReader):
+        source = await resolve_node(store, node_ref, session_id=session_id, version=version)
+        async with one_state(store, session_id or source.session_id) as view:
+            return source, await _walk(view, source, hops, session_id)
+    ref = source_ref(node_ref, session_id=session_id, version=version)
+    sourced = None if ref is None else await store.walk_chain_from(ref, hops)
+    if sourced is None:
+        found = await resolve_node(store, node_ref, session_id=session_id, version=version)
+        ref = SourceRef(found.label, found.id, session_id)
+        sourced = await store.walk_chain_from(ref, hops)
+    if sourced is None:  # deleted since it was resolved
+        raise NodeNotFoundError(node_ref)
+    return sourced.source, None if sourced.hops is None else list(sourced.hops)
 
 
 async def _walk(

@@ -39,8 +39,21 @@ The walk runs here, over the primitives: per hop one ``expand`` per edge type an
 ``get_nodes``, per run one or two chain-index lookups, per run of the witness path one slice
 and one ``edges_among`` (a terminal whose witness cannot be shown over stored edges, which the
 write path never leaves, is not reported as reached). A store that offers ``TraceReader``
-(Neo4j) answers all the questions of a hop in one request, and those of the witness path in
-another; the walk draws the same conclusions from those answers (``_Prefetched``).
+(Neo4j) answers all the questions of the whole exploration in one request, the start's
+resolution included (``UpstreamRegion``), and those of the witness path in another; the walk
+draws the same conclusions from those answers (``_Prefetched``). Either way every read of a
+trace sees one state of its session: over the primitives in ``one_state``, on a
+``TraceReader`` in its ``upstream_view``, whose first request finds the start.
+
+The region. What a hop can list from a node ``n`` of its frontier (the trace's session
+``s``): the live nodes of ``s`` with a walked edge other than ``next`` into ``n``; for a step,
+the nearest step of the target label below it when it is live and of ``s``, its chain's first
+step (when that is not ``n``), and the live nodes of ``s`` with a ``next`` edge into that first
+step. The region holds the primitive answers about every node reachable so level by level
+(``resolvers.store.UpstreamRegion``). It never shrinks an answer: the walk lists a subset of
+what the region's levels hold (it skips what an earlier hop or run reached), and when a hop's
+frontier holds a node outside the region — the walk went on past a level the region stopped
+at — that hop is asked of the store as before (``upstream_hop``).
 """
 
 from __future__ import annotations
@@ -50,13 +63,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from resolvers.chains import STEPS, recency
-from resolvers.errors import InvalidInputError
+from resolvers.errors import InvalidInputError, NodeNotFoundError
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
-from resolvers.resolve import in_scope, resolve_node
+from resolvers.resolve import in_scope, resolve_node, source_ref
 from resolvers.store import (
     LineQuery,
     LineRecord,
     RunQuery,
+    SourceRef,
     TraceReader,
     UpstreamRecord,
     one_state,
@@ -64,9 +78,9 @@ from resolvers.store import (
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
-    from resolvers.store import ChainPosition, GraphReader
+    from resolvers.store import ChainPosition, GraphReader, RegionEntry, UpstreamRegion
 
 MAX_HOPS_LIMIT = 32
 # What a trace looks for, and how far, when the caller does not say (SPEC §4).
@@ -146,19 +160,63 @@ async def trace_provenance(
     max_hops = DEFAULT_MAX_HOPS if max_hops is None else max_hops
     if not 1 <= max_hops <= MAX_HOPS_LIMIT:
         raise InvalidInputError("maxHops", f"must be between 1 and {MAX_HOPS_LIMIT}")
+    if isinstance(store, TraceReader):
+        return await _traced(store, store, node_ref, target_label, max_hops, session_id, version)
     start = await resolve_node(store, node_ref, session_id=session_id, version=version)
     if start.label is target_label:
-        reached = f"reached {target_label.value}"
-        return ProvenanceTrace(start, [], [], broken=False, truncated=False, reason=reached)
+        return _at_target(start, target_label)
     scope = session_id or start.session_id
     async with one_state(store, scope) as view:  # every hop and the witness from one state
-        reads: _Reads = (
-            _Prefetched(view, target_label)
-            if isinstance(view, TraceReader)
-            else _Primitives(view, target_label)
+        walk = await _Walk(_Primitives(view, target_label), start, target_label, scope).explore(
+            max_hops
         )
-        walk = await _Walk(reads, start, target_label, scope).explore(max_hops)
     return _verdict(start, walk, target_label, max_hops)
+
+
+async def _traced(
+    store: GraphReader,
+    tracer: TraceReader,
+    node_ref: str,
+    target: Label,
+    max_hops: int,
+    session_id: str | None,
+    version: int | None,
+) -> ProvenanceTrace:
+    """The trace on ``tracer`` (``store`` itself): from the start its first request finds
+    when ``node_ref`` is a lookup (``source_ref``), else from the node ``resolve_node`` finds."""
+    ref = source_ref(node_ref, session_id=session_id, version=version)
+    traced = None if ref is None else await _trace_from(tracer, ref, target, max_hops)
+    if traced is None:
+        start = await resolve_node(store, node_ref, session_id=session_id, version=version)
+        if start.label is target:
+            return _at_target(start, target)
+        ref = SourceRef(start.label, start.id, session_id)
+        traced = await _trace_from(tracer, ref, target, max_hops)
+    if traced is None:  # deleted since it was resolved
+        raise NodeNotFoundError(node_ref)
+    return traced
+
+
+async def _trace_from(
+    store: TraceReader, ref: SourceRef, target: Label, max_hops: int
+) -> ProvenanceTrace | None:
+    """The trace from the node ``ref`` finds, every read from one state of its session;
+    ``None`` when it finds none."""
+    async with store.upstream_view(ref, target, max_hops + 1) as view:
+        start = view.region.start
+        if start is None:
+            return None
+        if start.label is target:
+            return _at_target(start, target)
+        scope = ref.session_id or start.session_id
+        reads = _Prefetched(view.reads, target, view.region)
+        walk = await _Walk(reads, start, target, scope).explore(max_hops)
+    return _verdict(start, walk, target, max_hops)
+
+
+def _at_target(start: NodeRecord, target: Label) -> ProvenanceTrace:
+    reached = f"reached {target.value}"
+    return ProvenanceTrace(start, [], [], broken=False, truncated=False, reason=reached)
 
 
 def _verdict(
@@ -223,7 +281,7 @@ class _Primitives:
     store: GraphReader
     target: Label
 
-    async def prepare(self, frontier: Sequence[str], runs: Sequence[RunQuery]) -> None:
+    async def prepare(self, frontier: Sequence[NodeRecord], runs: Sequence[_Run]) -> None:
         """Nothing to ask ahead: every question goes to the store when it is asked."""
 
     async def walked(self, ids: Sequence[str]) -> list[tuple[int, EdgeRecord]]:
@@ -263,16 +321,24 @@ class _Primitives:
 @dataclass(slots=True)
 class _Prefetched:
     """The questions of a walk answered from a ``TraceReader``'s answers for the whole hop
-    (``prepare``), which hold every primitive answer the hop can ask for."""
+    (``prepare``), which hold every primitive answer the hop can ask for: taken from the
+    trace's region when it holds the whole frontier, else asked for the hop."""
 
     store: TraceReader
     target: Label
+    region: UpstreamRegion
     hop: UpstreamRecord | None = None
     runs: dict[RunQuery, int] = field(default_factory=dict)
 
-    async def prepare(self, frontier: Sequence[str], runs: Sequence[RunQuery]) -> None:
-        self.hop = await self.store.upstream_hop(frontier, WALKED, runs, self.target)
-        self.runs = {run: index for index, run in enumerate(runs)}
+    async def prepare(self, frontier: Sequence[NodeRecord], runs: Sequence[_Run]) -> None:
+        queries = [run.query for run in runs]
+        self.runs = {query: index for index, query in enumerate(queries)}
+        entries = self.region.entries
+        if all(node.id in entries for node in frontier):
+            self.hop = _from_region(entries, frontier, runs, self.target)
+            return
+        ids = [node.id for node in frontier]
+        self.hop = await self.store.upstream_hop(ids, WALKED, queries, self.target)
 
     def _hop(self) -> UpstreamRecord:
         if self.hop is None:
@@ -305,6 +371,42 @@ class _Prefetched:
 
     async def lines(self, queries: Sequence[LineQuery]) -> list[LineRecord]:
         return await self.store.run_lines(queries) if queries else []
+
+
+def _from_region(
+    entries: Mapping[str, RegionEntry],
+    frontier: Sequence[NodeRecord],
+    runs: Sequence[_Run],
+    target: Label,
+) -> UpstreamRecord:
+    """The ``UpstreamRecord`` of a hop, from its frontier's region entries: a run's nearest
+    target is its start's when it lies above the run's ``after``, its head the chain's first
+    step when the run goes through it."""
+    mine = [entries[node.id] for node in frontier]
+    nearest: list[list[NodeRecord]] = []
+    heads: list[NodeRecord | None] = []
+    into: dict[tuple[EdgeType, str, str], EdgeRecord] = {}
+    out: dict[tuple[EdgeType, str, str], EdgeRecord] = {}
+    for run in runs:
+        entry = entries[run.start.id]
+        low = run.low
+        found = [n for n in entry.nearest if target in STEPS and (low is None or position(n) > low)]
+        head = entry.head if low is None else None
+        nearest.append(found)
+        heads.append(head)
+        if head is not None:
+            into.update((edge.identity, edge) for edge in entry.into_head)
+        ends = {node.id for node in [*found, head] if node is not None}
+        out.update((e.identity, e) for e in entry.out_of_ends if e.source in ends)
+    edges = [edge for entry in mine for edge in entry.edges]
+    return UpstreamRecord(
+        sorted(edges, key=lambda edge: WALKED.index(edge.type)),
+        [node for entry in mine for node in entry.nodes],
+        nearest,
+        heads,
+        list(into.values()),
+        list(out.values()),
+    )
 
 
 _Reads = _Primitives | _Prefetched
@@ -353,7 +455,7 @@ class _Walk:
         """The nodes first reached at ``hop`` that the answer lists (see the module notes),
         and whether any node was (the steps inside a run may be all it reached)."""
         runs, explored = self._runs(frontier)
-        await self.reads.prepare([node.id for node in frontier], [run.query for run in runs])
+        await self.reads.prepare(frontier, runs)
         adjacent, plain = await self._adjacent(frontier, hop)
         listed = {node_id: adjacent[node_id] for node_id in plain}
         for step in await self._run_ends(runs, adjacent, hop):

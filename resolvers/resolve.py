@@ -11,6 +11,10 @@ resolves a reference the same way. A reference is either
 An explicit ``version`` wins over a ``#v<n>`` suffix. With ``session_id`` only that session's
 nodes match; without it an ambiguous key resolves to the most recently created match.
 Soft-deleted nodes never match.
+
+A global id is first a lookup (``source_ref``): a backend may run it inside the request of
+the walk that starts there (``resolvers.store.SourceRef``), and only when it finds nothing is
+the reference resolved over the primitives, as here.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from typing import TYPE_CHECKING, TypeGuard
 from resolvers.errors import InvalidInputError, NodeNotFoundError
 from resolvers.links import normalize_link
 from resolvers.records import Label, NodeRecord, artifact_key, split_node_id
+from resolvers.store import SourceRef
 from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
@@ -38,6 +43,34 @@ async def resolve_node(
     version: int | None = None,
 ) -> NodeRecord:
     """The live node ``node_ref`` names; ``NodeNotFoundError`` when there is none."""
+    ref = _checked(node_ref, session_id, version)
+    found = await _by_global_id(store, ref, session_id, version)
+    if found is None:
+        found = await _by_domain_key(store, ref, session_id, version)
+    if found is None:
+        raise NodeNotFoundError(node_ref)
+    return found
+
+
+def source_ref(node_ref: str, *, session_id: str | None, version: int | None) -> SourceRef | None:
+    """The lookup that finds what ``resolve_node`` answers when ``node_ref`` is a global id
+    of a node it finds (of any label but Paper, whose link is normalised first); ``None`` for
+    other references. Refuses bad input as ``resolve_node`` does."""
+    ref = _checked(node_ref, session_id, version)
+    parsed = split_node_id(ref)
+    if parsed is None or parsed[0] is Label.PAPER:
+        return None
+    label, key = parsed
+    if label is not Label.ARTIFACT:
+        return SourceRef(label, ref, session_id)
+    artifact_id, wanted = _split_version(key)
+    if version is not None:
+        wanted = version
+    wanted_key = None if wanted is None else artifact_key(artifact_id, wanted)
+    return SourceRef(label, None, session_id, artifact_id, wanted_key)
+
+
+def _checked(node_ref: str, session_id: str | None, version: int | None) -> str:
     ref = node_ref.strip()
     if not ref:
         raise InvalidInputError("nodeId", "must not be empty")
@@ -46,12 +79,7 @@ async def resolve_node(
         check_unicode(session_id, "sessionId")
     if version is not None and version < 1:
         raise InvalidInputError("version", "must be 1 or more")
-    found = await _by_global_id(store, ref, session_id, version)
-    if found is None:
-        found = await _by_domain_key(store, ref, session_id, version)
-    if found is None:
-        raise NodeNotFoundError(node_ref)
-    return found
+    return ref
 
 
 def in_scope(node: NodeRecord | None, session_id: str | None) -> TypeGuard[NodeRecord]:

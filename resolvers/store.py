@@ -24,14 +24,17 @@ number of requests per event whatever its size. A backend that reads from memory
 primitive at once. Either way the rules, and so the changes, are the same.
 
 A backend may also offer ``WalkReader``: a whole chain walk in one request, for a backend
-whose every primitive is a network round trip; ``ReachReader``: everything one breadth-first
-hop of a walk may read, in one request (a walk over the primitives takes two per level);
-``TraceReader``: every primitive answer one hop
-of a provenance trace reads, in one request; and ``RankedSearch``: a search ranked and paged
+whose every primitive is a network round trip, the source's resolution included where it is a
+lookup (``SourceRef``); ``ReachReader``: everything one breadth-first hop of a walk may read,
+in one request (a walk over the primitives takes two per level); ``TraceReader``: every
+primitive answer a whole provenance trace reads, in one or a few requests; and
+``RankedSearch``: a search ranked and paged
 where the data is, so only the page crosses the network. ``SizedStore`` reports the
 bytes a store keeps on disk, for operators. ``ConsistentReader``: several reads that see one
 state of the store, and ``SessionReader``: several reads that see one state of a session, for
-an answer composed of several reads (``one_state``).
+an answer composed of several reads (``one_state``). A walk or a trace of ``WalkReader`` and
+``TraceReader`` sees one state of its session the same way, from the request that finds its
+source: the source's session is not known before.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
     from contextlib import AbstractAsyncContextManager
 
     from resolvers.plan import ReadPlan
@@ -85,6 +88,30 @@ class HopRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class SourceRef:
+    """A ``nodeId`` that names its node by a lookup (``resolvers.resolve.source_ref``): the
+    node ``node_id`` (of ``label``), or, when ``node_id`` is ``None``, the versions of the
+    artifact ``artifact_id`` (only the one keyed ``key`` when given); of these the last in
+    ``artifact_versions`` order that is live and of ``session_id`` (any session when
+    ``None``). When the lookup finds no such node, the reference may still name one by a
+    domain key: the use case then resolves it over the primitives."""
+
+    label: Label
+    node_id: str | None
+    session_id: str | None
+    artifact_id: str | None = None
+    key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SourcedWalk:
+    """A chain walk from the node a ``SourceRef`` found: ``hops`` as ``walk_chain`` answers."""
+
+    source: NodeRecord
+    hops: Sequence[HopRecord] | None
+
+
+@dataclass(frozen=True, slots=True)
 class RunQuery:
     """A run of ``next`` edges a trace hop takes: down the chain ``(session_id, scope_key)``
     from the member at ``start`` to above ``after`` (through the chain's first member when
@@ -114,6 +141,49 @@ class UpstreamRecord:
     heads: Sequence[NodeRecord | None]
     into_heads: Sequence[EdgeRecord]
     out_of_ends: Sequence[EdgeRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class RegionEntry:
+    """The primitive answers a trace hop reads about one frontier node (``UpstreamRecord``
+    for a frontier of that node alone): ``edges``, ``expand([id], t, IN)`` for every type
+    walked, and ``nodes``, the sources of ``edges`` and ``into_head``; for a step of a chain,
+    ``nearest``, ``chain_before(its position, label=target, limit=1)`` (``after`` unset),
+    ``head``, its chain's first member, ``into_head``, ``expand([head], NEXT, IN)``, and
+    ``out_of_ends``, ``expand(nearest + [head], NEXT, OUT)``."""
+
+    edges: Sequence[EdgeRecord]
+    nodes: Sequence[NodeRecord]
+    nearest: Sequence[NodeRecord]
+    head: NodeRecord | None
+    into_head: Sequence[EdgeRecord]
+    out_of_ends: Sequence[EdgeRecord]
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRegion:
+    """What a trace's exploration reads, in one request (``TraceReader.upstream_view``).
+
+    ``start``: the node the ``SourceRef`` found (``None``: none, and ``entries`` is empty).
+    ``entries``: a ``RegionEntry`` per node of the region, keyed by id. The region is level
+    by level: the start, then every node a hop from the region's previous level can list
+    (``resolvers.provenance``, "The region") not in the region already, until a level holds a
+    node of the target label or is empty, or ``levels`` levels have entries (a backend may
+    stop sooner). Only a hint of which nodes the walk will meet: a frontier outside it is
+    read hop by hop (``upstream_hop``), so the trace is the same either way."""
+
+    start: NodeRecord | None
+    entries: Mapping[str, RegionEntry]
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamView:
+    """A trace's first answers and the reader of the rest (``TraceReader.upstream_view``):
+    ``reads`` answers ``upstream_hop`` and ``run_lines`` from the state ``region`` was read
+    in."""
+
+    region: UpstreamRegion
+    reads: TraceReader
 
 
 @dataclass(frozen=True, slots=True)
@@ -386,6 +456,13 @@ class WalkReader(Protocol):
         ``resolvers.chains``, in hop order; ``None`` when a hop reaches nothing."""
         ...
 
+    async def walk_chain_from(self, ref: SourceRef, hops: Sequence[Hop]) -> SourcedWalk | None:
+        """The node ``ref`` finds and ``walk_chain`` from it (in ``ref.session_id``), in one
+        request whose reads all see one committed state of the found node's session, as
+        ``one_state`` gives (no write of it lands in between); ``None`` when ``ref`` finds no
+        node."""
+        ...
+
 
 @runtime_checkable
 class ReachReader(Protocol):
@@ -431,14 +508,25 @@ class SessionPageReader(Protocol):
 
 @runtime_checkable
 class TraceReader(Protocol):
-    """Optional: the primitive answers of a whole provenance trace hop in one request.
+    """Optional: the primitive answers of a whole provenance trace in one or a few requests.
 
     A trace over the primitives asks, per hop, one ``expand`` per edge type, one ``get_nodes``
     and a few chain-index lookups per run, each depending on the one before; a backend whose
-    every primitive is a round trip answers them all at once. ``resolvers.provenance`` draws
-    its conclusions from the answers exactly as from the primitives', so the trace is the same
-    (one request per hop and one for the witness path, instead of about ten per hop).
+    every primitive is a round trip answers them all at once: those of every hop the trace can
+    reach with the start's resolution (``upstream_view``), else those of one hop
+    (``upstream_hop``), and those of the witness path (``run_lines``).
+    ``resolvers.provenance`` draws its conclusions from the answers exactly as from the
+    primitives', so the trace is the same (two requests instead of about ten per hop).
     """
+
+    def upstream_view(
+        self, start: SourceRef, target: Label, levels: int
+    ) -> AbstractAsyncContextManager[UpstreamView]:
+        """The ``UpstreamRegion`` of ``target`` from the node ``start`` finds, at most
+        ``levels`` levels deep, and a reader of the trace's further hops: every read of the
+        view, the region's included, sees one committed state of the found node's session, as
+        ``one_state`` gives, until the block ends."""
+        ...
 
     async def upstream_hop(
         self,

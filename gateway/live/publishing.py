@@ -58,9 +58,11 @@ class PublishingStore(ForwardedReads):
         self.count_nodes = store.count_nodes
         if isinstance(store, WalkReader):  # optional: forwarded only when the store has it
             self.walk_chain = store.walk_chain
+            self.walk_chain_from = store.walk_chain_from
         if isinstance(store, ReachReader):
             self.reach = store.reach
         if isinstance(store, TraceReader):
+            self.upstream_view = store.upstream_view
             self.upstream_hop = store.upstream_hop
             self.run_lines = store.run_lines
         if isinstance(store, RankedSearch):

@@ -33,8 +33,9 @@ transaction whose primitives are a statement each (cleanups, migration), committ
 exit and rolled back on an exception. Frontier reads (``get_nodes``, ``expand``,
 ``edges_among``) go in one ``UNWIND``, and a whole chain walk is one statement (``WalkReader``,
 ``walks``). Reads are read committed, each statement seeing commits as they land; an answer
-that must be one state of a session (a subgraph, a trace, a chain) reads through
-``session_view``, which holds the session's writes off while it reads. Writes are ``MERGE``
+that must be one state of a session (a subgraph) reads through ``session_view``, which
+holds the session's writes off while it reads; a chain walk and a trace take the same lock
+inside their first statement, which finds their source (``sources``). Writes are ``MERGE``
 on the unique ``id``, so concurrent identical writes converge. Listings are newest first by
 insertion order (``_sm_order``, drawn from the session's counter and the server's clock,
 never a process clock: strictly increasing in commit order within a session, server-time
@@ -97,7 +98,15 @@ if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 
     from resolvers.plan import ReadPlan
-    from resolvers.store import GraphReader, GraphTransaction
+    from resolvers.records import Label
+    from resolvers.store import (
+        GraphReader,
+        GraphTransaction,
+        Hop,
+        SourcedWalk,
+        SourceRef,
+        UpstreamView,
+    )
 
 
 logger = logging.getLogger(__name__)
@@ -258,6 +267,16 @@ def _abandon(lock: asyncio.Lock, acquiring: asyncio.Future[Any]) -> None:
         acquiring.cancel()
 
 
+def _pipelined_begin(session: neo4j.AsyncSession) -> contextlib.AbstractContextManager[Any]:
+    """Have the driver send the transaction's ``BEGIN`` with its first statement instead of
+    waiting for its answer first, as ``execute_query`` does (the flag it sets is private to
+    the driver: without it, the begin costs its own round trip, nothing else changes). A
+    view's first statement then costs one round trip, as an auto-commit read does, plus
+    the rollback."""
+    flag = getattr(session, "_pipelined_begin", None)
+    return flag if isinstance(flag, contextlib.AbstractContextManager) else contextlib.nullcontext()
+
+
 class _TransactionReads(Reads):
     """The read primitives as statements of one open transaction."""
 
@@ -276,8 +295,9 @@ class _TransactionReads(Reads):
 
 
 class _SessionView(_TransactionReads, Walks):
-    """A session view's reads (``Neo4jStore.session_view``): the primitives, whole walks and
-    trace hops, as statements of its transaction."""
+    """The reads of a transaction that is rolled back (``Neo4jStore._rolled_back``): of a
+    session view, a chain walk or a trace; the primitives, whole walks and trace hops, as
+    statements of its transaction."""
 
 
 class _Neo4jTransaction(_TransactionReads):
@@ -492,6 +512,12 @@ class Neo4jStore(Walks):
                         await tx.rollback()
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the write statements are not planned yet: %s", exc.message)
+        try:
+            async with self._rolled_back(seconds) as view:
+                for statement, params in self.region_statements():
+                    await view._fetch(statement, **params)
+        except (StoreUnavailableError, QueryLimitExceededError) as exc:
+            logger.info("the trace statements are not planned yet: %s", exc.message)
 
     def _errors(self, seconds: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
         limit = seconds if seconds is not None else self._query_timeout + self._connection_timeout
@@ -580,16 +606,39 @@ class Neo4jStore(Walks):
         that lock first (waiting for the write in flight, if any), reads, and rolls back: no
         write of the session lands in between, and the view changed nothing. It costs one
         statement more than the reads themselves, holds the session's writers (and other
-        views of it) for as long as its reads take, and needs the server that takes writes."""
+        views of it) for as long as its reads take, and needs the server that takes writes.
+        A chain walk and a trace take the lock inside their first statement instead
+        (``walk_chain_from``, ``upstream_view``: ``gateway.stores.neo4j.sources``)."""
+        async with self._rolled_back() as view:
+            await view._fetch(cypher.LOCK_SESSION, session=session_id)
+            yield view
+
+    async def walk_chain_from(self, ref: SourceRef, hops: Sequence[Hop]) -> SourcedWalk | None:
+        """One statement that finds the source, locks its session as ``session_view`` does
+        and walks, in a transaction rolled back."""
+        async with self._rolled_back() as view:
+            return await view.walk_chain_from(ref, hops)
+
+    @asynccontextmanager
+    async def upstream_view(
+        self, start: SourceRef, target: Label, levels: int
+    ) -> AsyncIterator[UpstreamView]:
+        """The region statement finds the start and locks its session as ``session_view``
+        does; the trace's further statements run in the same transaction, rolled back."""
+        async with self._rolled_back() as view, view.upstream_view(start, target, levels) as found:
+            yield found
+
+    @asynccontextmanager
+    async def _rolled_back(self, seconds: float | None = None) -> AsyncIterator[_SessionView]:
+        """Statements in one write transaction that is rolled back when the block ends."""
         self._check_open()
+        limit = seconds if seconds is not None else self._query_timeout
         async with self._driver_session(neo4j.WRITE_ACCESS) as session:
             async with self._errors():
-                tx = await session.begin_transaction(
-                    timeout=self._query_timeout * TRANSACTION_TIMEOUT_FACTOR
-                )
-            view = _SessionView(tx, self._errors)
+                with _pipelined_begin(session):
+                    tx = await session.begin_transaction(timeout=limit * TRANSACTION_TIMEOUT_FACTOR)
+            view = _SessionView(tx, lambda: self._errors(seconds))
             try:
-                await view._fetch(cypher.LOCK_SESSION, session=session_id)
                 yield view
             except BaseException as exc:
                 await self._abandon(tx, exc)

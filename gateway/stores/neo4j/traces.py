@@ -1,10 +1,14 @@
-"""A provenance trace's hops in one statement each: ``resolvers.store.TraceReader`` for Neo4j.
+"""A provenance trace in two statements: ``resolvers.store.TraceReader`` for Neo4j.
 
 ``resolvers.provenance`` walks upstream hop by hop; over the primitives a hop is about ten
 round trips, each waiting for the one before (edges, their nodes, per run the chain index,
-the chain's first step, its goals, the steps a run ended on). Here one statement answers all
-of them, the same answers the primitives give (the same index seeks and projections as
-``gateway.stores.neo4j.cypher``), and one more reads the steps of the witness path's runs:
+the chain's first step, its goals, the steps a run ended on). Here one statement
+(``upstream_region``) finds the start, locks its session (``gateway.stores.neo4j.sources``)
+and answers all of them for every hop the trace can reach, level by level
+(``resolvers.store.UpstreamRegion``, one ``CALL`` a level, the same index seeks and
+projections as ``gateway.stores.neo4j.cypher``), and one more, in the same transaction, reads
+the steps of the witness path's runs. Should the walk go on past the region, a hop is one
+statement (``upstream_hop``) of that transaction too:
 
 * the frontier's edges of the walked types, with their far ends, in ``expand``'s order;
 * per run, the nearest member of the target label below its start (``chain_before``, limit
@@ -12,11 +16,13 @@ of them, the same answers the primitives give (the same index seeks and projecti
   at ``CHAIN_START``); the ``next`` edges into those first members with their far ends, and
   the ``next`` edges out of every member found.
 
-The statement text depends only on the frontier's labels and the target label (cached).
+The statement texts depend only on labels, whether the target label is a step's and the
+region's depth (cached).
 """
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
@@ -30,12 +36,22 @@ from gateway.stores.neo4j.cypher import (
 )
 from gateway.stores.neo4j.reads import Reads, rows_of
 from gateway.stores.neo4j.records import chain_pos, chain_scope, to_edges, to_nodes
+from gateway.stores.neo4j.sources import locked_source, source_params
+from resolvers.chains import STEPS
+from resolvers.provenance import DEFAULT_TARGET, WALKED
 from resolvers.records import EdgeType, Label
-from resolvers.store import LineRecord, UpstreamRecord
+from resolvers.store import (
+    LineRecord,
+    RegionEntry,
+    SourceRef,
+    UpstreamRecord,
+    UpstreamRegion,
+    UpstreamView,
+)
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import AsyncIterator, Mapping, Sequence
 
     import neo4j
 
@@ -111,6 +127,88 @@ def upstream_hop(
     )
 
 
+REGION_LEVELS: Final = 4
+"""The deepest region one statement reads: the statement's plan grows with every level, and a
+trace that needs more goes on hop by hop past it."""
+
+REGION_PLANNED: Final = (Label.ARTIFACT, Label.CLAIM)
+"""The start labels whose default trace is planned when the store opens: the traces a
+reviewer asks for (is this artifact, this claim traceable?)."""
+
+_SCOPED: Final[LiteralString] = "x._sm_live AND x.session_id = sc"
+"""``resolvers.resolve.in_scope`` of ``x`` in the trace's session ``sc``."""
+
+
+def _chain_seek(name: LiteralString, where: LiteralString, order: LiteralString) -> LiteralString:
+    """One index-hinted seek of ``name`` members of the chain of ``f``, binding ``n``."""
+    return (
+        f"MATCH (n:{name} {{session_id: f.session_id, _sm_scope: f._sm_scope}}) "
+        f"USING INDEX SEEK n:{name}(session_id, _sm_scope, _sm_pos) WHERE {where} RETURN n"
+        f"{order}"
+    )
+
+
+def _region_level(steps: bool) -> LiteralString:
+    """One level of the region: the entries of ``frontier`` and the next level; the nearest
+    steps of the target label only when it is a step's (``steps``)."""
+    walked = "|".join(type_name(edge_type) for edge_type in WALKED)
+    nearest: LiteralString = "WITH *, [] AS nearest "
+    if steps:
+        nearest = (
+            "CALL (f) { CALL (f) { "
+            + " UNION ALL ".join(
+                f"WITH f WHERE $target = '{name}' "
+                + _chain_seek(name, "n._sm_pos < f._sm_pos", f" ORDER BY {_DESC} LIMIT 1")
+                for name in STEP_LABELS
+            )
+            + " } RETURN collect(n) AS nearest } "
+        )
+    heads = " UNION ALL ".join(
+        _chain_seek(name, "n._sm_pos > $start", f" ORDER BY {_ASC} LIMIT 1") for name in STEP_LABELS
+    )
+    return (
+        "CALL (frontier, sc) { UNWIND frontier AS f "
+        "CALL (f, sc) { "
+        f"MATCH (f)<-[r:{walked}]-(n) RETURN collect({EDGE_MAP}) AS edges, "
+        f"collect({NODE}) AS sources, "
+        "collect(CASE WHEN type(r) <> 'next' AND n._sm_live AND n.session_id = sc THEN n END) "
+        "AS plain } " + nearest + f"CALL (f) {{ CALL (f) {{ {heads} }} "
+        "WITH n ORDER BY n._sm_pos, n.id LIMIT 1 RETURN collect(n) AS heads } "
+        "CALL (heads, sc) { UNWIND heads AS h MATCH (h)<-[r:next]-(n) "
+        f"RETURN collect({EDGE_MAP}) AS into_head, collect({NODE}) AS goal_nodes, "
+        "collect(CASE WHEN n._sm_live AND n.session_id = sc THEN n END) AS goals } "
+        "CALL (nearest, heads) { UNWIND nearest + heads AS e WITH DISTINCT e "
+        f"MATCH (e)-[r:next]->() RETURN collect({EDGE_MAP}) AS out_of_ends }} "
+        f"RETURN collect({{id: f.id, edges: edges, nodes: sources + goal_nodes, "
+        f"nearest: {_projected('nearest')}, head: {_projected('heads')}, "
+        "into_head: into_head, out_of_ends: out_of_ends}) AS level, "
+        "collect(plain + [x IN nearest WHERE " + _SCOPED + "] "
+        "+ [x IN heads WHERE x.id <> f.id] + goals) AS found } "
+        "CALL (found, seen) { UNWIND found AS c UNWIND c AS x WITH DISTINCT x "
+        "WHERE NOT x.id IN seen RETURN collect(x) AS fresh } "
+        "WITH s, sc, entries + level AS entries, seen + [x IN fresh | x.id] AS seen, "
+        "CASE WHEN any(x IN fresh WHERE $target IN labels(x)) THEN [] ELSE fresh END "
+        "AS frontier "
+    )
+
+
+@cache
+def upstream_region(label: Label, by_artifact: bool, target: Label, levels: int) -> LiteralString:
+    """``resolvers.store.UpstreamRegion`` of ``$target`` (``target``'s) as one row,
+    ``levels`` levels deep, from the source ``gateway.stores.neo4j.sources`` finds after
+    locking its session. Never planned again once planned (``replan=skip``): its plan holds
+    no choice the data's statistics could change (unique and hinted index seeks, expansions
+    from bound nodes), and planning it costs seconds on a busy server."""
+    return (
+        "CYPHER replan=skip "
+        + locked_source(label, by_artifact)
+        + "WITH s, sc, [x IN [s] WHERE x IS NOT NULL AND NOT $target IN labels(x)] AS frontier, "
+        "[x IN [s] WHERE x IS NOT NULL | x.id] AS seen, [] AS entries "
+        + _region_level(target in STEPS) * levels
+        + f"RETURN {_projected('[x IN [s] WHERE x IS NOT NULL]')} AS start, entries"
+    )
+
+
 RUN_LINES: Final = (
     "UNWIND $lines AS q "
     "CALL (q) { CALL (q) { "
@@ -136,8 +234,52 @@ def _nodes(values: Sequence[Mapping[str, Any]]) -> list[NodeRecord]:
     return to_nodes(values)
 
 
+def _entry(value: Mapping[str, Any]) -> RegionEntry:
+    return RegionEntry(
+        _edges(value["edges"]),
+        _nodes(value["nodes"]),
+        _nodes(value["nearest"]),
+        next(iter(_nodes(value["head"])), None),
+        _edges(value["into_head"]),
+        _edges(value["out_of_ends"]),
+    )
+
+
 class Traces(Reads):
-    """The read primitives plus whole trace hops (``resolvers.store.TraceReader``)."""
+    """The read primitives plus whole traces (``resolvers.store.TraceReader``)."""
+
+    @staticmethod
+    def region_statements() -> list[tuple[LiteralString, dict[str, Any]]]:
+        """The region statements of the default trace (to plan them ahead: each costs
+        seconds to plan on a busy machine), with parameters that find no start."""
+        params = {
+            "start": chain_pos(CHAIN_START),
+            "target": DEFAULT_TARGET.value,
+            **source_params(SourceRef(Label.ARTIFACT, None, None, "", None)),
+        }
+        return [
+            (upstream_region(label, label is Label.ARTIFACT, DEFAULT_TARGET, REGION_LEVELS), params)
+            for label in REGION_PLANNED
+        ]
+
+    @asynccontextmanager
+    async def upstream_view(
+        self, start: SourceRef, target: Label, levels: int
+    ) -> AsyncIterator[UpstreamView]:
+        """Inside a view of the session already: its transaction holds the lock the region
+        statement takes (the store runs it in a transaction of its own)."""
+        yield UpstreamView(await self._region(start, target, levels), self)
+
+    async def _region(self, start: SourceRef, target: Label, levels: int) -> UpstreamRegion:
+        record = await self._record(
+            upstream_region(start.label, start.node_id is None, target, min(levels, REGION_LEVELS)),
+            start=chain_pos(CHAIN_START),
+            target=target.value,
+            **source_params(start),
+        )
+        found = _nodes(record["start"])
+        entries = {value["id"]: _entry(value) for value in record["entries"]}
+        return UpstreamRegion(found[0] if found else None, entries)
 
     async def upstream_hop(
         self,

@@ -2,14 +2,17 @@
 
 The use cases state a chain walk as data — a chain kind's ``Hop`` tuple
 (``resolvers.chains.HOPS``) — and walk it over the primitives, one round trip per hop. Here
-the same data is compiled into one statement (cached per walk) with the same rules, so a
-request costs one round trip whatever its length:
+the same data is compiled into one statement (cached per walk) with the same rules, the
+source's lookup (``resolvers.store.SourceRef``) and its session's lock first
+(``gateway.stores.neo4j.sources``: the walk reads one state of the session), so a request
+costs one round trip whatever its length:
 
-* a chain hop is a ``CALL`` over the frontier: live nodes (of ``$session``) of the target
-  labels not reached before, most recent first (``seq``, ``created_at``, id) — a ``limit``
-  hop newest first (version, own time, id) and the ``limit`` first; a variable hop is a
-  ``SHORTEST 1`` quantified path from each frontier node through such nodes to a target,
-  keeping the nearest targets and their paths; an empty hop leaves no row (all-or-nothing).
+* a chain hop is a ``CALL`` over the frontier: live nodes (of ``$session`` unless
+  ``$any_session``) of the target labels not reached before, most recent first (``seq``,
+  ``created_at``, id) — a ``limit`` hop newest first (version, own time, id) and the
+  ``limit`` first; a variable hop is a ``SHORTEST 1`` quantified path from each frontier
+  node through such nodes to a target, keeping the nearest targets and their paths; an
+  empty hop leaves no row (all-or-nothing).
   What each hop added comes back; ``resolvers.chains`` assembles it.
 
 A variable hop keeps a shortest path per target; where several are equally short the
@@ -20,24 +23,24 @@ which the write path maintains (SPEC §3.3).
 from __future__ import annotations
 
 from functools import cache
-from typing import TYPE_CHECKING, Final, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from gateway.stores.neo4j.cypher import (
     EDGE_MAP,
     NODE,
     any_label,
-    label_name,
     type_name,
 )
-from gateway.stores.neo4j.records import to_edges, to_nodes
+from gateway.stores.neo4j.records import to_edges, to_node, to_nodes
+from gateway.stores.neo4j.sources import locked_source, source, source_params
 from gateway.stores.neo4j.traces import Traces
-from resolvers.records import Direction, Label
-from resolvers.store import HopRecord
+from resolvers.records import Direction
+from resolvers.store import HopRecord, SourcedWalk, SourceRef
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from resolvers.records import NodeRecord
+    from resolvers.records import Label, NodeRecord
     from resolvers.store import Hop
 
 
@@ -58,8 +61,8 @@ def _newest(node: LiteralString) -> LiteralString:
 
 
 def _live(node: LiteralString) -> LiteralString:
-    """``resolvers.resolve.in_scope``: live, and of ``$session`` unless it is null."""
-    return f"{node}._sm_live AND ($session IS NULL OR {node}.session_id = $session)"
+    """``resolvers.resolve.in_scope``: live, and of ``$session`` unless ``$any_session``."""
+    return f"{node}._sm_live AND ($any_session OR {node}.session_id = $session)"
 
 
 def _arrow(types: LiteralString, direction: Direction, name: LiteralString) -> LiteralString:
@@ -105,11 +108,14 @@ def _variable_hop(hop: Hop) -> LiteralString:
 
 
 @cache
-def chain_walk(source: Label, hops: tuple[Hop, ...]) -> LiteralString:
-    """``$source``'s walk over ``hops``: one row holding what each hop added, or none."""
+def chain_walk(
+    label: Label, by_artifact: bool, hops: tuple[Hop, ...], *, locked: bool
+) -> LiteralString:
+    """The source ``gateway.stores.neo4j.sources`` finds (of ``label``; its session locked
+    first when ``locked``) and its walk over ``hops``: one row, the walk holding what each hop
+    added, or empty when the source or a hop reaches nothing."""
     statement = (
-        f"MATCH (s:{label_name(source)} {{id: $source}}) "
-        "WITH [s] AS frontier, [s.id] AS reached, [] AS hops "
+        "CALL (s) { WITH s WHERE s IS NOT NULL WITH [s] AS frontier, [s.id] AS reached, [] AS hops "
     )
     for hop in hops:
         block = _variable_hop(hop) if hop.variable else _single_hop(hop)
@@ -118,31 +124,51 @@ def chain_walk(source: Label, hops: tuple[Hop, ...]) -> LiteralString:
             "WITH found AS frontier, reached + [n IN added | n.id] AS reached, "
             "hops + [{nodes: added, edges: crossed}] AS hops WHERE found <> [] "
         )
+    find = locked_source if locked else source
     return (
-        statement + f"RETURN [h IN hops | {{nodes: [n IN h.nodes | {NODE}], "
-        f"edges: [r IN h.edges | {EDGE_MAP}]}}] AS hops"
+        find(label, by_artifact)
+        + statement
+        + f"RETURN collect([h IN hops | {{nodes: [n IN h.nodes | {NODE}], "
+        f"edges: [r IN h.edges | {EDGE_MAP}]}}]) AS walked }} "
+        f"RETURN [n IN [s] WHERE n IS NOT NULL | {NODE}] AS source, walked"
     )
 
 
 class Walks(Traces):
-    """The read primitives plus whole chain walks (``resolvers.store.WalkReader``) and trace
-    hops (``resolvers.store.TraceReader``)."""
+    """The read primitives plus whole chain walks (``resolvers.store.WalkReader``) and traces
+    (``resolvers.store.TraceReader``)."""
 
     async def walk_chain(
         self, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
     ) -> list[HopRecord] | None:
-        records = await self._fetch(
-            chain_walk(source.label, tuple(hops)),
-            source=source.id,
-            session=session_id,
+        ref = SourceRef(source.label, source.id, session_id)
+        walked = await self._walk(ref, hops, locked=False)
+        return None if walked is None or walked.hops is None else list(walked.hops)
+
+    async def walk_chain_from(self, ref: SourceRef, hops: Sequence[Hop]) -> SourcedWalk | None:
+        """Inside a view of the session already: its transaction holds the lock the
+        statement takes (the store runs it in a transaction of its own)."""
+        return await self._walk(ref, hops, locked=True)
+
+    async def _walk(
+        self, ref: SourceRef, hops: Sequence[Hop], *, locked: bool
+    ) -> SourcedWalk | None:
+        (record,) = await self._fetch(
+            chain_walk(ref.label, ref.node_id is None, tuple(hops), locked=locked),
             limits=[hop.limit for hop in hops],
+            **source_params(ref),
         )
-        if not records:
+        if not record["source"]:
             return None
-        return [
-            HopRecord(
-                to_nodes(hop["nodes"]),
-                to_edges(hop["edges"]),
-            )
-            for hop in records[0]["hops"]
-        ]
+        walked = record["walked"]
+        return SourcedWalk(to_node(record["source"][0]), _hops(walked[0]) if walked else None)
+
+
+def _hops(values: Sequence[Mapping[str, Any]]) -> list[HopRecord]:
+    return [
+        HopRecord(
+            to_nodes(hop["nodes"]),
+            to_edges(hop["edges"]),
+        )
+        for hop in values
+    ]

@@ -1,16 +1,20 @@
-"""A Neo4j session view keeps the session's writes out while it reads, and nothing else."""
+"""A Neo4j session view keeps the session's writes out while it reads, and nothing else; a
+chain walk and a trace, which take the session's lock inside their first statement, too."""
 
 from __future__ import annotations
 
 import asyncio
 from typing import TYPE_CHECKING
 
-from resolvers.records import Label
+from resolvers.chains import ChainKind, get_chain
+from resolvers.provenance import trace_provenance
+from resolvers.records import EdgeRecord, EdgeType, Label
 from resolvers.store import one_state
 from tests.stores.neo4j.conftest import make_node
 
 if TYPE_CHECKING:
     from gateway.stores.neo4j import Neo4jStore
+    from resolvers.records import NodeRecord
 
 WAIT = 1.0  # seconds a write is given to land while it should not
 
@@ -76,3 +80,40 @@ async def test_a_view_left_by_an_error_frees_the_session(neo4j_store: Neo4jStore
 
     assert [type(error) for error in failed] == [RuntimeError]
     assert await keys(neo4j_store, "s1") == ["c"]
+
+
+def _produces(source: NodeRecord, target: NodeRecord) -> EdgeRecord:
+    return EdgeRecord(EdgeType.PRODUCES, source.id, target.id)
+
+
+async def test_a_chain_and_a_trace_begun_during_a_write_see_all_of_it(
+    neo4j_store: Neo4jStore,
+) -> None:
+    code, late_code = make_node(Label.CODE, "c1"), make_node(Label.CODE, "c2")
+    made = make_node(Label.ARTIFACT, "a#v1", artifact_id="a", version=1)
+    late = make_node(Label.ARTIFACT, "b#v1", artifact_id="b", version=1)
+    async with neo4j_store.transaction("s1") as tx:
+        for node in (code, late_code, made):
+            await tx.put_node(node)
+        await tx.put_edge(_produces(code, made))
+    # Read once before: the statements are planned, so only a lock can hold them back later.
+    before = await get_chain(neo4j_store, code.id, ChainKind.VIEW_OUTPUT)
+    await trace_provenance(neo4j_store, made.id, target_label=Label.CODE)
+
+    async with neo4j_store.transaction("s1") as tx:  # holds the session's lock until it commits
+        await tx.put_node(late)
+        await tx.put_edge(_produces(code, late))
+        await tx.put_edge(_produces(late_code, made))
+        chain = asyncio.ensure_future(get_chain(neo4j_store, code.id, ChainKind.VIEW_OUTPUT))
+        trace = asyncio.ensure_future(
+            trace_provenance(neo4j_store, made.id, target_label=Label.CODE)
+        )
+        await asyncio.sleep(WAIT)
+        answered_during = chain.done() or trace.done()
+    outputs = await asyncio.wait_for(chain, 30)
+    traced = await asyncio.wait_for(trace, 30)
+
+    assert {node.id for node in before.nodes} == {code.id, made.id}
+    assert not answered_during
+    assert {node.id for node in outputs.nodes} == {code.id, made.id, late.id}
+    assert {step.node.id for step in traced.chain} == {code.id, late_code.id}

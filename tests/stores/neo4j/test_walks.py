@@ -7,6 +7,7 @@ hidden (so the use case walks over the primitives, as on every other backend).
 
 from __future__ import annotations
 
+from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, cast
 
 import pytest
@@ -16,15 +17,16 @@ from hypothesis import strategies as st
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
-from gateway.stores.neo4j import cypher
+from gateway.stores.neo4j import traces
 from gateway.stores.neo4j.store import _TransactionReads
 from resolvers import chains, observe
 from resolvers.chains import ChainKind, chain_exists, get_chain
 from resolvers.cleanup import cleanup_session
+from resolvers.errors import NodeNotFoundError
 from resolvers.events import FirstMessageObserved
 from resolvers.provenance import trace_provenance
 from resolvers.records import EdgeRecord, EdgeType, Label
-from resolvers.store import TraceReader, WalkReader
+from resolvers.store import SessionReader, TraceReader, WalkReader, one_state
 from tests.model.graph import dump
 from tests.model.streams import apply, streams
 from tests.profiles import LONG, profile
@@ -42,7 +44,7 @@ from tests.resolvers.builders import (
 from tests.stores.neo4j.conftest import make_node
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import AsyncIterator, Awaitable, Iterator
     from pathlib import Path
 
     from gateway.stores.neo4j import Neo4jStore
@@ -51,22 +53,35 @@ if TYPE_CHECKING:
     from tests.model.streams import Op
 
 TRACES = profile("native-traces", examples=10, long_examples=300)
+RAW = profile("native-raw-graphs", examples=5, long_examples=200)
 GENERATED_NODES = 3  # nodes traced per generated session (every node when long)
 
 A = "https://example.org/a"
 B = "https://example.org/b"
 
 
-class _Primitives:
-    """A store without its walks: the use cases walk over its primitives instead."""
+_LOCKS = "MERGE (c:SessionCounter {session_id: sc})"
+"""What a statement that takes its session's lock (``gateway.stores.neo4j.sources``) holds."""
 
-    def __init__(self, store: Neo4jStore) -> None:
+_WALKS = ("walk_chain", "walk_chain_from", "upstream_view", "upstream_hop", "run_lines")
+
+
+class _Primitives:
+    """A store without its walks: the use cases walk over its primitives instead, its session
+    views' too."""
+
+    def __init__(self, store: GraphReader) -> None:
         self._store = store
 
     def __getattr__(self, name: str) -> Any:
-        if name in ("walk_chain", "upstream_hop", "run_lines"):
+        if name in _WALKS:
             raise AttributeError(name)
         return getattr(self._store, name)
+
+    @asynccontextmanager
+    async def session_view(self, session_id: str) -> AsyncIterator[GraphReader]:
+        async with one_state(self._store, session_id) as view:
+            yield cast("GraphReader", _Primitives(view))
 
 
 def primitives(store: Neo4jStore) -> GraphReader:
@@ -75,6 +90,7 @@ def primitives(store: Neo4jStore) -> GraphReader:
     assert isinstance(store, TraceReader)
     assert not isinstance(walker, WalkReader)
     assert not isinstance(walker, TraceReader)
+    assert isinstance(walker, SessionReader)
     return walker
 
 
@@ -266,6 +282,96 @@ async def test_traces_of_generated_sessions_walk_as_the_primitives_do(
         await same_traces(neo4j_store, node)
 
 
+_RAW_LABELS = (Label.RESEARCH_GOAL, Label.TASK, Label.TOOL_CALL, Label.CODE, Label.ARTIFACT)
+_RAW_TARGETS = (Label.RESEARCH_GOAL, Label.TASK, Label.TOOL_CALL, Label.CODE)
+
+
+@st.composite
+def raw_graphs(draw: st.DrawFn) -> tuple[list[NodeRecord], list[EdgeRecord]]:
+    """Nodes and edges no write path builds: steps of a main chain and one scope with gaps,
+    several or no goals, ``next`` edges missing, doubled, backwards or into anything, edges
+    of every type between any two nodes, soft-deleted nodes and nodes of a second session."""
+    nodes: list[NodeRecord] = []
+    for index in range(draw(st.integers(2, 9))):
+        label = draw(st.sampled_from(_RAW_LABELS))
+        session = draw(st.sampled_from(["s1", "s1", "s2"]))
+        props: dict[str, Any] = {}
+        if draw(st.integers(0, 4)) == 0:
+            props["deleted_session"] = session
+        seq = 0
+        if label in (Label.TASK, Label.TOOL_CALL):
+            seq = index + 1
+            props["chain_at"] = f"2026-01-01T00:00:{draw(st.integers(0, 3)):02d}Z"
+            if draw(st.booleans()):
+                props["parent_subtask_id"] = "scope"
+        if label is Label.ARTIFACT:
+            props |= {"artifact_id": f"a{index % 2}", "version": index}
+        nodes.append(make_node(label, f"k{index}", session, seq=seq, **props))
+    pairs = st.tuples(
+        st.sampled_from(nodes), st.sampled_from(list(EdgeType)), st.sampled_from(nodes)
+    )
+    picked = draw(st.lists(pairs, max_size=16, unique_by=lambda p: (p[0].id, p[1], p[2].id)))
+    edges = [EdgeRecord(kind, source.id, target.id) for source, kind, target in picked]
+    return nodes, edges
+
+
+@RAW
+@given(graph=raw_graphs(), data=st.data())
+async def test_walks_of_random_graphs_agree_with_the_primitives(
+    neo4j_store: Neo4jStore,
+    graph: tuple[list[NodeRecord], list[EdgeRecord]],
+    data: st.DataObject,
+) -> None:
+    await neo4j_store.wipe()
+    nodes, edges = graph
+    async with neo4j_store.transaction() as tx:
+        for node in nodes:
+            await tx.put_node(node)
+        for edge in edges:
+            await tx.put_edge(edge)
+    walker = primitives(neo4j_store)
+
+    for node in nodes:
+        session = data.draw(st.sampled_from([None, node.session_id, "s2"]))
+        target = data.draw(st.sampled_from(_RAW_TARGETS))
+        max_hops = data.draw(st.sampled_from([1, 3, 32]))
+        kind = data.draw(st.sampled_from(list(ChainKind)))
+        for ref in (node.id, node.key):
+            expected = await outcome(
+                trace_provenance(
+                    walker, ref, target_label=target, max_hops=max_hops, session_id=session
+                )
+            )
+            native = await outcome(
+                trace_provenance(
+                    neo4j_store, ref, target_label=target, max_hops=max_hops, session_id=session
+                )
+            )
+            assert native == expected, (ref, target, max_hops, session)
+            chain = await outcome(get_chain(walker, ref, kind, session_id=session))
+            assert chain == await outcome(get_chain(neo4j_store, ref, kind, session_id=session))
+
+
+async def outcome(answer: Awaitable[object]) -> object:
+    """The answer, or the domain error raised instead (a deleted start is not found)."""
+    try:
+        return await answer
+    except NodeNotFoundError as exc:
+        return str(exc)
+
+
+async def test_traces_past_the_region_go_on_hop_by_hop(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(traces, "REGION_LEVELS", 2)
+    walker = primitives(neo4j_store)
+
+    for node in graph:
+        native = await trace_provenance(neo4j_store, node.id)
+
+        assert native == await trace_provenance(walker, node.id), node.id
+
+
 async def test_the_chain_cap_applies_to_native_walks(
     neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -321,12 +427,26 @@ async def test_a_chain_is_one_statement(
     chain = await get_chain(neo4j_store, call("e3"), ChainKind.VIEW_GOAL)
 
     assert len(chain.nodes) > 5
-    # Resolve the start, then lock its session for the view (cypher.LOCK_SESSION), then walk.
-    assert len(statements) == 3
-    assert statements[1] == cypher.LOCK_SESSION
+    # Find the start, lock its session (as cypher.LOCK_SESSION does), walk: one statement.
+    assert len(statements) == 1
+    assert _LOCKS in statements[0]
 
 
-async def test_a_trace_is_one_statement_a_hop(
+async def test_a_trace_is_two_statements(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    statements = _counted_statements(neo4j_store, monkeypatch)
+
+    trace = await trace_provenance(neo4j_store, call("c3", "sub"))
+
+    hops = max(step.hop for step in trace.chain)
+    assert (trace.reason, hops) == ("reached ResearchGoal", 3)
+    # Find the start, lock its session and read every hop's answers; the witness's runs.
+    assert len(statements) == 2
+    assert _LOCKS in statements[0]
+
+
+async def test_a_key_is_resolved_before_the_trace(
     neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     statements = _counted_statements(neo4j_store, monkeypatch)
@@ -335,6 +455,7 @@ async def test_a_trace_is_one_statement_a_hop(
 
     hops = max(step.hop for step in trace.chain)
     assert (trace.reason, hops) == ("reached ResearchGoal", 5)
-    # Resolve the start, lock its session for the view, each hop, the witness's runs.
-    assert len(statements) == 1 + 1 + hops + 1
-    assert statements[1] == cypher.LOCK_SESSION
+    # The key's versions; the region (four levels) with the lock; the fifth hop; the runs.
+    assert len(statements) == 1 + 1 + (hops - traces.REGION_LEVELS) + 1
+    assert _LOCKS not in statements[0]
+    assert _LOCKS in statements[1]
