@@ -9,8 +9,8 @@ first statement to its wholly visible commit). Here the lock is taken inside the
 once the source names its session:
 
 1. ``s0``: the source as the lookup finds it now (read committed: possibly mid-commit);
-2. ``sc``: the session to read, ``$session`` when given, else ``s0``'s; its counter is locked
-   as ``cypher.LOCK_SESSION`` does (waiting for the write in flight, if any);
+2. ``sc``: the session to read, ``$src.session`` when given, else ``s0``'s; its counter is
+   locked as ``cypher.LOCK_SESSION`` does (waiting for the write in flight, if any);
 3. ``s``: the source found again, in ``sc`` only. This lookup and every clause after it run
    after the lock: Cypher applies a clause's writes before the clauses that follow it read
    (the planner stacks each later part on top of the update, with an ``Eager`` barrier where
@@ -22,8 +22,10 @@ it changes nothing, not even a counter for a session never written. The same loo
 the lock (``source``) serves walks that need no one state (``chainExists``).
 
 Every text is per source label (one index seek) and whether the source is an artifact's
-latest version; the parameters (``source_params``) are never null, as Neo4j plans a statement
-anew for another parameter type.
+latest version; its parameters are one map, ``$src`` (``source_params``), never null inside:
+Neo4j plans a statement anew for another parameter type, and for another length bucket of a
+top-level string (0, 1-10, 11-100 and so on characters), but keys a map by its type alone, so the
+plan made ahead for an empty id (``Traces.trace_statements``) serves every id.
 """
 
 from __future__ import annotations
@@ -48,35 +50,36 @@ def _lookup(
     label: Label, by_artifact: bool, name: LiteralString, session: LiteralString
 ) -> LiteralString:
     """Binds ``name`` to the live node of ``SourceRef`` whose session meets ``session``, or to
-    null: ``$id`` of ``label``, else the last version of ``$artifact`` (keyed ``$key`` unless
-    ``$any_key``) in ``cypher.ARTIFACT_VERSIONS`` order, as ``resolvers.resolve`` picks."""
+    null: ``$src.id`` of ``label``, else the last version of ``$src.artifact`` (keyed
+    ``$src.key`` unless ``$src.any_key``) in ``cypher.ARTIFACT_VERSIONS`` order, as
+    ``resolvers.resolve`` picks."""
     live = f"{name}._sm_live AND {session}"
     if by_artifact:
         return (
-            f"CALL (*) {{ MATCH ({name}:Artifact {{artifact_id: $artifact}}) "
-            f"WHERE {live} AND ($any_key OR {name}.key = $key) "
+            f"CALL (*) {{ MATCH ({name}:Artifact {{artifact_id: $src.artifact}}) "
+            f"WHERE {live} AND ($src.any_key OR {name}.key = $src.key) "
             f"WITH {name} ORDER BY {name}.version DESC, {name}._sm_order DESC LIMIT 1 "
             f"RETURN collect({name})[0] AS {name} }} "
         )
-    return f"OPTIONAL MATCH ({name}:{label_name(label)} {{id: $id}}) WHERE {live} "
+    return f"OPTIONAL MATCH ({name}:{label_name(label)} {{id: $src.id}}) WHERE {live} "
 
 
 def source(label: Label, by_artifact: bool) -> LiteralString:
-    """Binds ``s`` to the node the ``SourceRef`` finds (in ``$session`` unless
-    ``$any_session``), or to null, and ``sc`` to the session the walk reads; no lock."""
-    anywhere: LiteralString = "($any_session OR s.session_id = $session)"
+    """Binds ``s`` to the node the ``SourceRef`` finds (in ``$src.session`` unless
+    ``$src.any_session``), or to null, and ``sc`` to the session the walk reads; no lock."""
+    anywhere: LiteralString = "($src.any_session OR s.session_id = $src.session)"
     return (
         _lookup(label, by_artifact, "s", anywhere)
-        + "WITH s, CASE WHEN $any_session THEN s.session_id ELSE $session END AS sc "
+        + "WITH s, CASE WHEN $src.any_session THEN s.session_id ELSE $src.session END AS sc "
     )
 
 
 def locked_source(label: Label, by_artifact: bool) -> LiteralString:
     """As ``source``, the session ``sc`` locked first and ``s`` found after the lock."""
-    anywhere: LiteralString = "($any_session OR s0.session_id = $session)"
+    anywhere: LiteralString = "($src.any_session OR s0.session_id = $src.session)"
     return (
         _lookup(label, by_artifact, "s0", anywhere)
-        + "WITH CASE WHEN $any_session THEN s0.session_id ELSE $session END AS sc "
+        + "WITH CASE WHEN $src.any_session THEN s0.session_id ELSE $src.session END AS sc "
         + _LOCK
         + _lookup(label, by_artifact, "s", "s.session_id = sc")
         + "WITH s, sc "
@@ -86,10 +89,12 @@ def locked_source(label: Label, by_artifact: bool) -> LiteralString:
 def source_params(ref: SourceRef) -> dict[str, Any]:
     """The parameters of ``source`` and ``locked_source``."""
     return {
-        "id": ref.node_id or "",
-        "artifact": ref.artifact_id or "",
-        "key": ref.key or "",
-        "any_key": ref.key is None,
-        "session": ref.session_id or "",
-        "any_session": ref.session_id is None,
+        "src": {
+            "id": ref.node_id or "",
+            "artifact": ref.artifact_id or "",
+            "key": ref.key or "",
+            "any_key": ref.key is None,
+            "session": ref.session_id or "",
+            "any_session": ref.session_id is None,
+        }
     }

@@ -41,6 +41,7 @@ from resolvers.chains import STEPS
 from resolvers.provenance import DEFAULT_TARGET, WALKED
 from resolvers.records import EdgeType, Label
 from resolvers.store import (
+    LineQuery,
     LineRecord,
     RegionEntry,
     SourceRef,
@@ -56,7 +57,7 @@ if TYPE_CHECKING:
     import neo4j
 
     from resolvers.records import EdgeRecord, NodeRecord
-    from resolvers.store import LineQuery, RunQuery
+    from resolvers.store import RunQuery
 
 _DESC: Final[LiteralString] = "n.session_id DESC, n._sm_scope DESC, n._sm_pos DESC"
 _ASC: Final[LiteralString] = "n.session_id, n._sm_scope, n._sm_pos"
@@ -234,6 +235,22 @@ def _nodes(values: Sequence[Mapping[str, Any]]) -> list[NodeRecord]:
     return to_nodes(values)
 
 
+def _line_rows(lines: Sequence[LineQuery]) -> list[dict[str, Any]]:
+    """``$lines`` of ``RUN_LINES``."""
+    return [
+        {
+            "i": index,
+            "session": line.session_id,
+            "scope": chain_scope(line.scope_key),
+            "pos": chain_pos(line.start),
+            "after": None if line.after is None else chain_pos(line.after),
+            "start_id": line.start_id,
+            "end_id": line.end_id,
+        }
+        for index, line in enumerate(lines)
+    ]
+
+
 def _entry(value: Mapping[str, Any]) -> RegionEntry:
     return RegionEntry(
         _edges(value["edges"]),
@@ -249,17 +266,25 @@ class Traces(Reads):
     """The read primitives plus whole traces (``resolvers.store.TraceReader``)."""
 
     @staticmethod
-    def region_statements() -> list[tuple[LiteralString, dict[str, Any]]]:
-        """The region statements of the default trace (to plan them ahead: each costs
-        seconds to plan on a busy machine), with parameters that find no start."""
+    def trace_statements() -> list[tuple[LiteralString, dict[str, Any]]]:
+        """The region statements of the default trace and its witness path's (to plan them
+        ahead: each costs seconds to plan on a busy machine), with parameters that find
+        nothing."""
         params = {
             "start": chain_pos(CHAIN_START),
             "target": DEFAULT_TARGET.value,
             **source_params(SourceRef(Label.ARTIFACT, None, None, "", None)),
         }
+        nowhere = LineQuery("", None, CHAIN_START, None, "", "")
         return [
-            (upstream_region(label, label is Label.ARTIFACT, DEFAULT_TARGET, REGION_LEVELS), params)
-            for label in REGION_PLANNED
+            *(
+                (
+                    upstream_region(label, label is Label.ARTIFACT, DEFAULT_TARGET, REGION_LEVELS),
+                    params,
+                )
+                for label in REGION_PLANNED
+            ),
+            (RUN_LINES, {"lines": _line_rows([nowhere])}),
         ]
 
     @asynccontextmanager
@@ -318,19 +343,7 @@ class Traces(Reads):
         )
 
     async def run_lines(self, lines: Sequence[LineQuery]) -> list[LineRecord]:
-        queries = [
-            {
-                "i": index,
-                "session": line.session_id,
-                "scope": chain_scope(line.scope_key),
-                "pos": chain_pos(line.start),
-                "after": None if line.after is None else chain_pos(line.after),
-                "start_id": line.start_id,
-                "end_id": line.end_id,
-            }
-            for index, line in enumerate(lines)
-        ]
-        records = await self._fetch(RUN_LINES, lines=queries)
+        records = await self._fetch(RUN_LINES, lines=_line_rows(lines))
         return [
             LineRecord(_nodes(record["members"]), _edges(record["edges"])) for record in records
         ]

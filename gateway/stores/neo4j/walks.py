@@ -7,8 +7,8 @@ source's lookup (``resolvers.store.SourceRef``) and its session's lock first
 (``gateway.stores.neo4j.sources``: the walk reads one state of the session), so a request
 costs one round trip whatever its length:
 
-* a chain hop is a ``CALL`` over the frontier: live nodes (of ``$session`` unless
-  ``$any_session``) of the target labels not reached before, most recent first (``seq``,
+* a chain hop is a ``CALL`` over the frontier: live nodes (of ``$src.session`` unless
+  ``$src.any_session``) of the target labels not reached before, most recent first (``seq``,
   ``created_at``, id) — a ``limit`` hop newest first (version, own time, id) and the
   ``limit`` first; a variable hop is a ``SHORTEST 1`` quantified path from each frontier
   node through such nodes to a target, keeping the nearest targets and their paths; an
@@ -61,8 +61,8 @@ def _newest(node: LiteralString) -> LiteralString:
 
 
 def _live(node: LiteralString) -> LiteralString:
-    """``resolvers.resolve.in_scope``: live, and of ``$session`` unless ``$any_session``."""
-    return f"{node}._sm_live AND ($any_session OR {node}.session_id = $session)"
+    """``resolvers.resolve.in_scope``: live, and of ``$src.session`` unless ``$src.any_session``."""
+    return f"{node}._sm_live AND ($src.any_session OR {node}.session_id = $src.session)"
 
 
 def _arrow(types: LiteralString, direction: Direction, name: LiteralString) -> LiteralString:
