@@ -513,9 +513,10 @@ class Neo4jStore(Walks):
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the write statements are not planned yet: %s", exc.message)
         try:
-            async with self._rolled_back(seconds) as view:
-                for statement, params in self.trace_statements():
-                    await view._fetch(statement, **params)
+            for trace in self.trace_statements():
+                async with self._rolled_back(seconds) as view:
+                    for statement, params in trace:
+                        await view._fetch(statement, **params)
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the trace statements are not planned yet: %s", exc.message)
 

@@ -266,25 +266,28 @@ class Traces(Reads):
     """The read primitives plus whole traces (``resolvers.store.TraceReader``)."""
 
     @staticmethod
-    def trace_statements() -> list[tuple[LiteralString, dict[str, Any]]]:
-        """The region statements of the default trace and its witness path's (to plan them
-        ahead: each costs seconds to plan on a busy machine), with parameters that find
-        nothing."""
+    def trace_statements() -> list[list[tuple[LiteralString, dict[str, Any]]]]:
+        """The statements of a default trace, a transaction per start label: the region's,
+        then the witness path's (to plan them ahead: each costs seconds to plan on a busy
+        machine), with parameters that find nothing. The region locks the counter of the
+        session "" as a trace locks its own, so the witness path's statement is planned, as
+        in a trace, after the transaction's first change (Neo4j plans a statement apart for
+        a transaction with changes)."""
         params = {
             "start": chain_pos(CHAIN_START),
             "target": DEFAULT_TARGET.value,
-            **source_params(SourceRef(Label.ARTIFACT, None, None, "", None)),
+            **source_params(SourceRef(Label.ARTIFACT, None, "", "", None)),
         }
         nowhere = LineQuery("", None, CHAIN_START, None, "", "")
         return [
-            *(
+            [
                 (
                     upstream_region(label, label is Label.ARTIFACT, DEFAULT_TARGET, REGION_LEVELS),
                     params,
-                )
-                for label in REGION_PLANNED
-            ),
-            (RUN_LINES, {"lines": _line_rows([nowhere])}),
+                ),
+                (RUN_LINES, {"lines": _line_rows([nowhere])}),
+            ]
+            for label in REGION_PLANNED
         ]
 
     @asynccontextmanager

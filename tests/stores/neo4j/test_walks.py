@@ -41,7 +41,7 @@ from tests.resolvers.builders import (
     subagent,
     upload,
 )
-from tests.stores.neo4j.conftest import make_node
+from tests.stores.neo4j.conftest import cached_plans, make_node
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Iterator
@@ -444,6 +444,30 @@ async def test_a_trace_is_two_statements(
     # Find the start, lock its session and read every hop's answers; the witness's runs.
     assert len(statements) == 2
     assert _LOCKS in statements[0]
+
+
+async def test_the_trace_statements_planned_at_connect_serve_any_start(
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Planned ahead with an empty id (``Traces.trace_statements``), and their strings passed
+    # in maps: Neo4j keys a plan by a top-level string's length, so a plan made for "" would
+    # serve no start, and the first trace would plan for seconds with its session locked.
+    starts = [
+        node.id for node in graph if node.label in traces.REGION_PLANNED and node.session_id == "s1"
+    ]
+    await cached_plans(neo4j_store)
+    await neo4j_store._warm_plans()
+    warmed = await cached_plans(neo4j_store)
+    await neo4j_store._warm_plans()
+    statements = _counted_statements(neo4j_store, monkeypatch)
+
+    reasons = {(await trace_provenance(neo4j_store, start)).reason for start in starts}
+
+    planned = {text for trace in neo4j_store.trace_statements() for text, _ in trace}
+    past_the_region = set(statements) - planned  # hop by hop: planned when first met
+    assert len(starts) > 5
+    assert reasons == {"reached ResearchGoal"}
+    assert await cached_plans(neo4j_store) == warmed + len(past_the_region)
 
 
 async def test_a_key_is_resolved_before_the_trace(
