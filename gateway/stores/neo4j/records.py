@@ -205,7 +205,12 @@ def _decode(stored: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _native_time(value: Any) -> datetime:
-    native: datetime = value.to_native() if hasattr(value, "to_native") else value
+    """A stored time as ``NodeRecord.created_at``: ISO text (``cypher.NODE`` projects a fixed
+    offset so), else the driver's time type or a ``datetime``."""
+    if isinstance(value, str):
+        native = datetime.fromisoformat(value)
+    else:
+        native = value.to_native() if hasattr(value, "to_native") else value
     if native.tzinfo is not None and native.utcoffset() == timedelta(0):
         return native.replace(tzinfo=UTC)
     return native
