@@ -138,7 +138,7 @@ async def run_neo4j(
         connection.uri, auth=(connection.user, connection.password)
     )
     try:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         loaded, seconds = await _preload(connection, seed, nodes)
         probes = [generate_session(seed, index) for index in range(PROBE_SESSIONS)]
         gateway, cypher, one, many = await _through_gateway(
@@ -146,11 +146,12 @@ async def run_neo4j(
         )
         return Neo4jResults(loaded, seconds, gateway, cypher, one, many)
     finally:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         await driver.close()
 
 
-async def _cleanup(driver: neo4j.AsyncDriver) -> None:
+async def clean_bench_sessions(driver: neo4j.AsyncDriver) -> None:
+    """Delete every ``bench-…`` session (``CLEANUP``); nothing else is touched."""
     async with driver.session() as session:
         for statement in CLEANUP:
             await (await session.run(statement)).consume()

@@ -21,15 +21,15 @@ import os
 import statistics
 import sys
 import time
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import neo4j
 
 from bench.generate import Session, generate_session, generate_sessions
-from bench.neo4j import CLEANUP, CYPHER, Connection
+from bench.neo4j import CYPHER, Connection, clean_bench_sessions
 from bench.preload import preload
+from bench.writes import counting_statements
 from gateway.stores.neo4j import Neo4jStore
-from gateway.stores.neo4j.store import _TransactionReads
 from resolvers.chains import ChainKind, get_chain
 from resolvers.provenance import trace_provenance
 
@@ -66,7 +66,7 @@ async def run(seed: int, nodes: int, rounds: int) -> str:
         connection.uri, connection.user, connection.password, query_timeout=60.0
     )
     try:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         others = await store.count_nodes()  # what other sessions keep on the server
         loaded = await preload(store, generate_sessions(seed), others + nodes)
         probes = [generate_session(seed, index) for index in range(PROBES)]
@@ -77,7 +77,7 @@ async def run(seed: int, nodes: int, rounds: int) -> str:
         times = await _alternate(store, driver, probes, rounds)
         after = os.getloadavg()
     finally:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         await store.aclose()
         await driver.close()
     lines = [
@@ -102,25 +102,9 @@ async def _statements(
 ) -> int:
     """The statements one request sends, its transactions' included (plans warmed first)."""
     await case(store, probe)
-    sent: list[str] = []
-    fetch, fetch_in_view = store._fetch, _TransactionReads._fetch
-
-    async def counted(query: Any, **params: Any) -> Any:
-        sent.append(query)
-        return await fetch(query, **params)
-
-    async def counted_in_view(view: _TransactionReads, query: Any, **params: Any) -> Any:
-        sent.append(query)
-        return await fetch_in_view(view, query, **params)
-
-    store._fetch = counted  # type: ignore[method-assign]
-    _TransactionReads._fetch = counted_in_view  # type: ignore[method-assign,assignment]
-    try:
+    with counting_statements() as count:
         await case(store, probe)
-    finally:
-        store._fetch = fetch  # type: ignore[method-assign]
-        _TransactionReads._fetch = fetch_in_view  # type: ignore[method-assign]
-    return len(sent)
+    return count[0]
 
 
 async def _alternate(
@@ -142,12 +126,6 @@ async def _alternate(
                     times[name][0].append(middle - started)
                     times[name][1].append(ended - middle)
     return times
-
-
-async def _cleanup(driver: neo4j.AsyncDriver) -> None:
-    async with driver.session() as session:
-        for statement in CLEANUP:
-            await (await session.run(statement)).consume()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, LiteralString
 import neo4j
 from neo4j._async_compat.network import AsyncBoltSocketBase
 
-from bench.neo4j import CLEANUP, Connection
+from bench.neo4j import Connection, clean_bench_sessions
 from bench.writes import RawPlan, capture, sessions_for
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
@@ -219,7 +219,7 @@ async def run(seed: int, steps: int, count: int, profile: Path | None, tmp: Path
     timings["raw"] = defaultdict(list)
     profiler = cProfile.Profile() if profile is not None else None
     try:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         async with driver.session() as raw_session:
             with instrumented(clock):
                 for index in range(max(len(events), len(raws))):
@@ -250,7 +250,7 @@ async def run(seed: int, steps: int, count: int, profile: Path | None, tmp: Path
                             timings["raw"]["cpu"].append(time.process_time() - cpu)
                             timings["raw"]["sends"].append(clock.sends)
     finally:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         await published.aclose()
         await driver.close()
     report = _report(timings, len(events), len(raws))
@@ -295,12 +295,6 @@ def _report(timings: dict[str, dict[str, list[float]]], events: int, raws: int) 
     load = " ".join(Path("/proc/loadavg").read_text().split()[:3])
     lines += ["", f"load average after: {load}"]
     return "\n".join(lines)
-
-
-async def _cleanup(driver: neo4j.AsyncDriver) -> None:
-    async with driver.session() as session:
-        for statement in CLEANUP:
-            await (await session.run(statement)).consume()
 
 
 def main(argv: Sequence[str] | None = None) -> int:

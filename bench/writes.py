@@ -47,7 +47,7 @@ import neo4j
 from bench.client import http_client
 from bench.generate import Session, generate_session
 from bench.ingest import Throughput, ingest, send
-from bench.neo4j import CLEANUP, Connection
+from bench.neo4j import Connection, clean_bench_sessions
 from bench.server import running_gateway
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
@@ -267,8 +267,9 @@ async def stored_ids(driver: neo4j.AsyncDriver, session_id: str) -> list[str]:
 
 
 @contextlib.contextmanager
-def counting_statements() -> Iterator[list[int]]:
-    """Count the driver's ``run`` calls (managed and explicit transactions, auto-commit)."""
+def counting_statements(texts: list[str] | None = None) -> Iterator[list[int]]:
+    """Count the driver's ``run`` calls (managed and explicit transactions, auto-commit), and
+    append each statement's text to ``texts`` when given."""
     count = [0]
     classes: tuple[type[Any], ...] = (
         neo4j.AsyncManagedTransaction,
@@ -278,9 +279,11 @@ def counting_statements() -> Iterator[list[int]]:
     originals = [cls.run for cls in classes]
 
     def counting(original: Any) -> Any:
-        async def run(self: Any, *args: Any, **kwargs: Any) -> Any:
+        async def run(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
             count[0] += 1
-            return await original(self, *args, **kwargs)
+            if texts is not None:
+                texts.append(query.text if isinstance(query, neo4j.Query) else str(query))
+            return await original(self, query, *args, **kwargs)
 
         return run
 
@@ -333,7 +336,7 @@ async def run(seed: int, steps: int, rounds: int, tmp: Path) -> str:
     )
     totals: dict[tuple[str, int], list[Throughput]] = defaultdict(list)
     try:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         captures = 0
 
         async def write_column(column: str, sessions: list[Session], clients: int) -> Throughput:
@@ -386,15 +389,9 @@ async def run(seed: int, steps: int, rounds: int, tmp: Path) -> str:
                 first += 1
         statements = await count_statements(connection, sessions_for(seed, first, 2, steps))
     finally:
-        await _cleanup(driver)
+        await clean_bench_sessions(driver)
         await driver.close()
     return report(totals, one_session, statements, steps, rounds)
-
-
-async def _cleanup(driver: neo4j.AsyncDriver) -> None:
-    async with driver.session() as session:
-        for statement in CLEANUP:
-            await (await session.run(statement)).consume()
 
 
 def report(

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.writes import counting_statements
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import traces
-from gateway.stores.neo4j.store import _TransactionReads
 from resolvers import chains, observe
 from resolvers.chains import ChainKind, chain_exists, get_chain
 from resolvers.cleanup import cleanup_session
@@ -400,54 +400,44 @@ async def test_the_publishing_store_offers_the_walks_of_the_store_it_wraps(
         await file_store.aclose()
 
 
-def _counted_statements(neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The statements the store sends from now on, its session views' included."""
-    statements: list[str] = []
-    fetch = neo4j_store._fetch
-    fetch_in_view = _TransactionReads._fetch
-
-    async def counted(query: Any, **params: Any) -> Any:
-        statements.append(query)
-        return await fetch(query, **params)
-
-    async def counted_in_view(view: _TransactionReads, query: Any, **params: Any) -> Any:
-        statements.append(query)
-        return await fetch_in_view(view, query, **params)
-
-    monkeypatch.setattr(neo4j_store, "_fetch", counted)
-    monkeypatch.setattr(_TransactionReads, "_fetch", counted_in_view)
-    return statements
+@pytest.fixture
+def sent() -> Iterator[list[str]]:
+    """The statements the store sends from the first one a test sends on (clear it first to
+    count from later), its transactions' included."""
+    texts: list[str] = []
+    with counting_statements(texts):
+        yield texts
 
 
 async def test_a_chain_is_one_statement(
-    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], sent: list[str]
 ) -> None:
-    statements = _counted_statements(neo4j_store, monkeypatch)
+    sent.clear()
 
     chain = await get_chain(neo4j_store, call("e3"), ChainKind.VIEW_GOAL)
 
     assert len(chain.nodes) > 5
     # Find the start, lock its session (as cypher.LOCK_SESSION does), walk: one statement.
-    assert len(statements) == 1
-    assert _LOCKS in statements[0]
+    assert len(sent) == 1
+    assert _LOCKS in sent[0]
 
 
 async def test_a_trace_is_two_statements(
-    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], sent: list[str]
 ) -> None:
-    statements = _counted_statements(neo4j_store, monkeypatch)
+    sent.clear()
 
     trace = await trace_provenance(neo4j_store, call("c3", "sub"))
 
     hops = max(step.hop for step in trace.chain)
     assert (trace.reason, hops) == ("reached ResearchGoal", 3)
     # Find the start, lock its session and read every hop's answers; the witness's runs.
-    assert len(statements) == 2
-    assert _LOCKS in statements[0]
+    assert len(sent) == 2
+    assert _LOCKS in sent[0]
 
 
 async def test_the_trace_statements_planned_at_connect_serve_any_start(
-    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], sent: list[str]
 ) -> None:
     # Planned ahead with an empty id (``Traces.trace_statements``), and their strings passed
     # in maps: Neo4j keys a plan by a top-level string's length, so a plan made for "" would
@@ -459,27 +449,27 @@ async def test_the_trace_statements_planned_at_connect_serve_any_start(
     await neo4j_store._warm_plans()
     warmed = await cached_plans(neo4j_store)
     await neo4j_store._warm_plans()
-    statements = _counted_statements(neo4j_store, monkeypatch)
+    sent.clear()
 
     reasons = {(await trace_provenance(neo4j_store, start)).reason for start in starts}
 
     planned = {text for trace in neo4j_store.trace_statements() for text, _ in trace}
-    past_the_region = set(statements) - planned  # hop by hop: planned when first met
+    past_the_region = set(sent) - planned  # hop by hop: planned when first met
     assert len(starts) > 5
     assert reasons == {"reached ResearchGoal"}
     assert await cached_plans(neo4j_store) == warmed + len(past_the_region)
 
 
 async def test_a_key_is_resolved_before_the_trace(
-    neo4j_store: Neo4jStore, graph: list[NodeRecord], monkeypatch: pytest.MonkeyPatch
+    neo4j_store: Neo4jStore, graph: list[NodeRecord], sent: list[str]
 ) -> None:
-    statements = _counted_statements(neo4j_store, monkeypatch)
+    sent.clear()
 
     trace = await trace_provenance(neo4j_store, "table")
 
     hops = max(step.hop for step in trace.chain)
     assert (trace.reason, hops) == ("reached ResearchGoal", 5)
     # The key's versions; the region (four levels) with the lock; the fifth hop; the runs.
-    assert len(statements) == 1 + 1 + (hops - traces.REGION_LEVELS) + 1
-    assert _LOCKS not in statements[0]
-    assert _LOCKS in statements[1]
+    assert len(sent) == 1 + 1 + (hops - traces.REGION_LEVELS) + 1
+    assert _LOCKS not in sent[0]
+    assert _LOCKS in sent[1]
