@@ -370,7 +370,33 @@ class _Prefetched:
         return [edge for edge in self._hop().out_of_ends if edge.source in wanted]
 
     async def lines(self, queries: Sequence[LineQuery]) -> list[LineRecord]:
-        return await self.store.run_lines(queries) if queries else []
+        found = [
+            _line_from_region(self.region.entries.get(query.start_id), query) for query in queries
+        ]
+        if all(line is not None for line in found):
+            return [line for line in found if line is not None]
+        return await self.store.run_lines(queries)
+
+
+def _line_from_region(entry: RegionEntry | None, query: LineQuery) -> LineRecord | None:
+    """The ``LineRecord`` of ``query`` from the region entry of its start, when the entry read
+    the whole of it: ``below`` ends at the entry's nearest target, so a line that goes further
+    down (no ``after``, or one below that target) is not there. Its edges are those of
+    ``below_edges`` among the line's nodes: every one but a ``next`` loop on the end node,
+    which a run's steps never cross (``_run_steps``)."""
+    if entry is None or entry.below is None:
+        return None
+    if entry.nearest and (query.after is None or query.after < position(entry.nearest[0])):
+        return None
+    after = query.after
+    members = [node for node in entry.below if after is None or position(node) > after]
+    ids = {query.start_id, query.end_id, *(node.id for node in members)}
+    edges = {
+        edge.identity: edge
+        for edge in entry.below_edges
+        if edge.source in ids and edge.target in ids
+    }
+    return LineRecord(members, list(edges.values()))
 
 
 def _from_region(

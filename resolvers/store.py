@@ -150,7 +150,12 @@ class RegionEntry:
     walked, and ``nodes``, the sources of ``edges`` and ``into_head``; for a step of a chain,
     ``nearest``, ``chain_before(its position, label=target, limit=1)`` (``after`` unset),
     ``head``, its chain's first member, ``into_head``, ``expand([head], NEXT, IN)``, and
-    ``out_of_ends``, ``expand(nearest + [head], NEXT, OUT)``."""
+    ``out_of_ends``, ``expand(nearest + [head], NEXT, OUT)``.
+
+    Optionally, what a run from the step reads of its witness path (``LineQuery``):
+    ``below``, ``chain_before(its position, after=nearest's position)`` whole (``None``: not
+    read, e.g. too long), and ``below_edges``, every ``next`` edge with an end at the step or
+    a member of ``below``."""
 
     edges: Sequence[EdgeRecord]
     nodes: Sequence[NodeRecord]
@@ -158,6 +163,8 @@ class RegionEntry:
     head: NodeRecord | None
     into_head: Sequence[EdgeRecord]
     out_of_ends: Sequence[EdgeRecord]
+    below: Sequence[NodeRecord] | None = None
+    below_edges: Sequence[EdgeRecord] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,4 +1,4 @@
-"""A provenance trace in two statements: ``resolvers.store.TraceReader`` for Neo4j.
+"""A provenance trace in one statement: ``resolvers.store.TraceReader`` for Neo4j.
 
 ``resolvers.provenance`` walks upstream hop by hop; over the primitives a hop is about ten
 round trips, each waiting for the one before (edges, their nodes, per run the chain index,
@@ -6,9 +6,11 @@ the chain's first step, its goals, the steps a run ended on). Here one statement
 (``upstream_region``) finds the start, locks its session (``gateway.stores.neo4j.sources``)
 and answers all of them for every hop the trace can reach, level by level
 (``resolvers.store.UpstreamRegion``, one ``CALL`` a level, the same index seeks and
-projections as ``gateway.stores.neo4j.cypher``), and one more, in the same transaction, reads
-the steps of the witness path's runs. Should the walk go on past the region, a hop is one
-statement (``upstream_hop``) of that transaction too:
+projections as ``gateway.stores.neo4j.cypher``), with, for every step it reaches, the steps
+below it that a run from there crosses (at most ``BELOW``: the witness path's runs are then
+known before the walk ends). A longer run's steps take one more statement of the same
+transaction (``RUN_LINES``), once the witness is known. Should the walk go on past the region,
+a hop is one statement (``upstream_hop``) of that transaction too:
 
 * the frontier's edges of the walked types, with their far ends, in ``expand``'s order;
 * per run, the nearest member of the target label below its start (``chain_before``, limit
@@ -132,6 +134,11 @@ REGION_LEVELS: Final = 4
 """The deepest region one statement reads: the statement's plan grows with every level, and a
 trace that needs more goes on hop by hop past it."""
 
+BELOW: Final = 32
+"""The most steps a region entry reads below a step for the witness path's run from it
+(``RegionEntry.below``); a longer run's steps are read once the witness is known
+(``RUN_LINES``)."""
+
 REGION_PLANNED: Final = (Label.ARTIFACT, Label.CLAIM)
 """The start labels whose default trace is planned when the store opens: the traces a
 reviewer asks for (is this artifact, this claim traceable?)."""
@@ -167,6 +174,14 @@ def _region_level(steps: bool) -> LiteralString:
     heads = " UNION ALL ".join(
         _chain_seek(name, "n._sm_pos > $start", f" ORDER BY {_ASC} LIMIT 1") for name in STEP_LABELS
     )
+    below = " UNION ALL ".join(
+        _chain_seek(
+            name,
+            "n._sm_pos < f._sm_pos AND (nearest = [] OR n._sm_pos > nearest[0]._sm_pos)",
+            f" ORDER BY {_DESC} LIMIT $below",
+        )
+        for name in STEP_LABELS
+    )
     return (
         "CALL (frontier, sc) { UNWIND frontier AS f "
         "CALL (f, sc) { "
@@ -180,9 +195,14 @@ def _region_level(steps: bool) -> LiteralString:
         "collect(CASE WHEN n._sm_live AND n.session_id = sc THEN n END) AS goals } "
         "CALL (nearest, heads) { UNWIND nearest + heads AS e WITH DISTINCT e "
         f"MATCH (e)-[r:next]->() RETURN collect({EDGE_MAP}) AS out_of_ends }} "
+        f"CALL (f, nearest) {{ CALL (f, nearest) {{ {below} }} "
+        "WITH n ORDER BY n._sm_pos DESC LIMIT $below RETURN collect(n) AS below } "
+        "CALL (f, below) { UNWIND CASE WHEN f._sm_pos IS NULL THEN [] ELSE [f] + below END AS m "
+        f"MATCH (m)-[r:next]-() RETURN collect({EDGE_MAP}) AS below_edges }} "
         f"RETURN collect({{id: f.id, edges: edges, nodes: sources + goal_nodes, "
         f"nearest: {_projected('nearest')}, head: {_projected('heads')}, "
-        "into_head: into_head, out_of_ends: out_of_ends}) AS level, "
+        "into_head: into_head, out_of_ends: out_of_ends, "
+        f"below: {_projected('below')}, below_edges: below_edges}}) AS level, "
         "collect(plain + [x IN nearest WHERE " + _SCOPED + "] "
         "+ [x IN heads WHERE x.id <> f.id] + goals) AS found } "
         "CALL (found, seen) { UNWIND found AS c UNWIND c AS x WITH DISTINCT x "
@@ -252,6 +272,7 @@ def _line_rows(lines: Sequence[LineQuery]) -> list[dict[str, Any]]:
 
 
 def _entry(value: Mapping[str, Any]) -> RegionEntry:
+    below = _nodes(value["below"])
     return RegionEntry(
         _edges(value["edges"]),
         _nodes(value["nodes"]),
@@ -259,6 +280,9 @@ def _entry(value: Mapping[str, Any]) -> RegionEntry:
         next(iter(_nodes(value["head"])), None),
         _edges(value["into_head"]),
         _edges(value["out_of_ends"]),
+        # ``$below`` is one more than ``BELOW``: a full read says the run goes further down.
+        below if len(below) <= BELOW and len(below) == len(value["below"]) else None,
+        _edges(value["below_edges"]),
     )
 
 
@@ -275,6 +299,7 @@ class Traces(Reads):
         a transaction with changes)."""
         params = {
             "start": chain_pos(CHAIN_START),
+            "below": BELOW + 1,
             "target": DEFAULT_TARGET.value,
             **source_params(SourceRef(Label.ARTIFACT, None, "", "", None)),
         }
@@ -302,6 +327,7 @@ class Traces(Reads):
         record = await self._record(
             upstream_region(start.label, start.node_id is None, target, min(levels, REGION_LEVELS)),
             start=chain_pos(CHAIN_START),
+            below=BELOW + 1,
             target=target.value,
             **source_params(start),
         )

@@ -422,7 +422,7 @@ async def test_a_chain_is_one_statement(
     assert _LOCKS in sent[0]
 
 
-async def test_a_trace_is_two_statements(
+async def test_a_trace_is_one_statement(
     neo4j_store: Neo4jStore, graph: list[NodeRecord], sent: list[str]
 ) -> None:
     sent.clear()
@@ -431,9 +431,27 @@ async def test_a_trace_is_two_statements(
 
     hops = max(step.hop for step in trace.chain)
     assert (trace.reason, hops) == ("reached ResearchGoal", 3)
-    # Find the start, lock its session and read every hop's answers; the witness's runs.
-    assert len(sent) == 2
+    # Find the start, lock its session, read every hop's answers and the witness's runs.
+    assert len(sent) == 1
     assert _LOCKS in sent[0]
+
+
+async def test_a_run_longer_than_the_region_reads_is_read_once_the_witness_is_known(
+    neo4j_store: Neo4jStore,
+    graph: list[NodeRecord],
+    sent: list[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    whole = await trace_provenance(neo4j_store, call("c3", "sub"))
+    monkeypatch.setattr(traces, "BELOW", 0)
+    sent.clear()
+
+    trace = await trace_provenance(neo4j_store, call("c3", "sub"))
+
+    assert len(sent) == 2
+    assert sent[1] == traces.RUN_LINES
+    assert trace == whole
+    assert len(trace.path) > 4
 
 
 async def test_the_trace_statements_planned_at_connect_serve_any_start(
