@@ -106,12 +106,19 @@ def gateway_failing_wal_sync(data_dir: Path, trace: Path, sync: int) -> Iterator
     finally:
         # The server is strace's child: stop it, and strace ends with it.
         children = Path(f"/proc/{tracer.pid}/task/{tracer.pid}/children")
+        servers = []
         with contextlib.suppress(OSError):
-            for pid in children.read_text().split():
-                os.kill(int(pid), signal.SIGTERM)
-        try:
-            tracer.wait(timeout=30)
-        except subprocess.TimeoutExpired:
+            servers = [int(pid) for pid in children.read_text().split()]
+        for sig in (signal.SIGTERM, signal.SIGKILL):
+            for pid in servers:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, sig)
+            try:
+                tracer.wait(timeout=30)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
             tracer.kill()
             tracer.wait()
         log.close()
