@@ -14,18 +14,18 @@ import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+import pytest
 from starlette.testclient import TestClient
 
 from gateway.http.app import create_app
 from gateway.settings import Settings
+from gateway.stores.embedded import EngineMismatchError
 from gateway.stores.sqlite.migrate import DATABASE_NAME, MIGRATED_DIRECTORY
 from tests.graphql.test_execution import DOCUMENT, record_every_label
 from tests.http.conftest import post
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 # The limits of tests.graphql.test_execution.ROOMY, as settings.
 ROOMY = {
@@ -117,3 +117,20 @@ async def test_a_log_directory_is_migrated_once_and_answers_alike(
     assert (graph / DATABASE_NAME).stat().st_ino == database.st_ino  # not rebuilt
     assert not list(graph.glob("log.*.jsonl"))
     assert sorted(path.name for path in (graph / MIGRATED_DIRECTORY).glob("log.*")) == log_files
+
+
+def test_the_log_engine_on_a_migrated_directory_stops_the_start_with_one_line(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+        assert "errors" not in post(client, "{ __typename }").json()
+    assert (tmp_path / "graph" / DATABASE_NAME).exists()
+    app = create_app(Settings(data_dir=tmp_path, file_engine="log"))
+
+    with pytest.raises(EngineMismatchError), TestClient(app):
+        pass
+
+    critical = [r.getMessage() for r in caplog.records if r.levelno == logging.CRITICAL]
+    assert len(critical) == 1
+    assert critical[0].startswith("cannot start: the graph in ")
+    assert "SCIENCE_AGENT_MEMORY_GRAPH_FILE_ENGINE=sqlite" in critical[0]
