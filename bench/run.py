@@ -9,7 +9,10 @@
 3. Neo4j (``--backend neo4j``): see ``bench.neo4j``.
 
 Everything runs in one temporary directory that is removed at the end; every server is a
-child process on 127.0.0.1 that is stopped when its phase ends.
+child process on 127.0.0.1 that is stopped when its phase ends. Phases 1 and 2 measure the log
+engine (``gateway.stores.file``: preloaded, snapshotted and compared as log files), so its
+gateways are started with ``FILE_ENGINE=log``, not the default engine; ``bench.embedded``
+compares the two engines.
 """
 
 from __future__ import annotations
@@ -54,6 +57,8 @@ PROFILE_BASE = 300_000_000
 PROFILE_ROUNDS = 150
 PROFILE_BUDGET = 10.0
 HERE = Path(__file__).resolve().parent
+# The gateway's settings in phases 1 and 2: the engine whose files they preload and read.
+LOG_ENGINE = {"FILE_ENGINE": "log"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,7 +133,7 @@ async def run_ingest(options: Options, tmp: Path, client: httpx.AsyncClient) -> 
     long = generate_session(options.seed, LONG_INDEX, steps=options.long_steps)
     control = generate_session(options.seed, LONG_INDEX + 1, steps=200)
     data = tmp / "ingest"
-    async with running_gateway(data) as gateway:
+    async with running_gateway(data, LOG_ENGINE) as gateway:
         await _warm_up(client, gateway)
         one_client = await ingest(client, gateway.graphql, one, 1)
         _progress(f"ingest, 1 client: {one_client.per_second:.0f} mutations/s")
@@ -161,7 +166,7 @@ async def run_sizes(
     profile_at = _profile_size(options)
     for target in options.sizes:
         store = await prepare_store(data / "graph", sessions, target)
-        async with running_gateway(data) as gateway:
+        async with running_gateway(data, LOG_ENGINE) as gateway:
             rss = gateway.rss_bytes()
             reads = await measure_reads(client, gateway.graphql, probes, options.rounds)
             results.sizes.append(SizeResults(store, gateway.start_seconds, rss, reads))

@@ -12,11 +12,11 @@ READ_TOKEN      bearer token for queries only    (none)
 REVIEWER_TOKEN  queries only; on ``/mcp`` the    (none)
                 reviewer's tools
 BACKEND         file | neo4j (``local`` = file)  file
-FILE_ENGINE     the file backend's engine: log   log
-                (``gateway.stores.file``) or
+FILE_ENGINE     the file backend's engine:       sqlite
                 sqlite (``gateway.stores.sqlite``;
                 migrates a log directory on
-                first start)
+                first start) or log
+                (``gateway.stores.file``)
 DATA_DIR        data directory                   ~/.science-agent/memory-graph
 NEO4J_URI       Bolt URI                         bolt://127.0.0.1:7687
 NEO4J_USER      Neo4j user                       neo4j
@@ -86,6 +86,8 @@ if TYPE_CHECKING:
 PREFIX = "SCIENCE_AGENT_MEMORY_GRAPH_"
 DEFAULT_PORT = 17674
 DEFAULT_DATA_DIR = Path("~/.science-agent/memory-graph").expanduser()
+# The embedded backend's engine when FILE_ENGINE is not set (``gateway.stores.embedded``).
+DEFAULT_FILE_ENGINE = "sqlite"
 # What a browser sends in ``Origin``: a scheme, a host (a name, an IPv4 or a bracketed IPv6
 # address) and an optional port; lower-case, as browsers serialise it.
 ORIGIN = re.compile(r"https?://(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:[0-9]{1,5})?")
@@ -104,7 +106,7 @@ class Settings:
     read_token: str | None = field(default=None, repr=False)
     reviewer_token: str | None = field(default=None, repr=False)
     backend: Backend = Backend.FILE
-    file_engine: str = "log"
+    file_engine: str = DEFAULT_FILE_ENGINE
     data_dir: Path = DEFAULT_DATA_DIR
     neo4j_uri: str = "bolt://127.0.0.1:7687"
     neo4j_user: str = "neo4j"
@@ -302,7 +304,7 @@ FILE_ENGINES = ("log", "sqlite")
 
 def _file_engine(value: str | None) -> str:
     if value is None:
-        return "log"
+        return DEFAULT_FILE_ENGINE
     if value.lower() not in FILE_ENGINES:
         raise SettingsError(f"{PREFIX}FILE_ENGINE must be log or sqlite, got {value!r}")
     return value.lower()

@@ -28,8 +28,9 @@ def use(monkeypatch: pytest.MonkeyPatch, settings: Settings, target: GraphStore 
     """Give the CLI ``settings`` reading ``target`` (a store: its backend and engine) instead
     of this process's environment."""
     backend = target if isinstance(target, Backend) else target.backend
-    if isinstance(target, SqliteStore):
-        settings = dataclasses.replace(settings, file_engine="sqlite")
+    if isinstance(target, FileStore | SqliteStore):
+        engine = "sqlite" if isinstance(target, SqliteStore) else "log"
+        settings = dataclasses.replace(settings, file_engine=engine)
     if backend is Backend.NEO4J:
         connection = neo4j_settings()
         assert connection is not None

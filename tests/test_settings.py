@@ -86,7 +86,12 @@ def test_a_bad_backend_names_the_variable() -> None:
 @pytest.mark.parametrize(("value", "engine"), [("log", "log"), ("SQLite", "sqlite")])
 def test_the_file_engine_is_read(value: str, engine: str) -> None:
     assert from_env(FILE_ENGINE=value).file_engine == engine
-    assert from_env().file_engine == "log"
+
+
+def test_the_default_file_engine_is_sqlite() -> None:
+    assert from_env().file_engine == "sqlite"
+    assert from_env(FILE_ENGINE="  ").file_engine == "sqlite"
+    assert Settings().file_engine == "sqlite"
 
 
 def test_a_bad_file_engine_names_the_variable() -> None:

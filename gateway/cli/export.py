@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -75,13 +76,16 @@ async def _load(
 ) -> SessionRecords:
     if backend is Backend.NEO4J:
         return await _load_neo4j(settings, session_id)
+    from gateway.stores.embedded import stored_engine
     from gateway.stores.file.log import StoreLockedError
 
     directory = graph_directory(settings)
     if not directory.is_dir():
         raise ExportError(f"no file store in {directory} (set SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR)")
+    # Read by the engine whose files hold the graph (an export migrates nothing).
+    engine = stored_engine(directory) or settings.file_engine
     try:
-        store = await open_graph_store(settings, Backend.FILE)
+        store = await open_graph_store(replace(settings, file_engine=engine), Backend.FILE)
     except StoreLockedError as exc:
         graphql = GRAPHQL_HINT % (json.dumps(session_id), export_format.name)
         raise ExportError(

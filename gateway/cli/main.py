@@ -129,12 +129,14 @@ def export_graph_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _export_graph(output: Path, settings: Settings) -> int:
-    from gateway.stores.embedded import EngineMismatchError, export_graph, open_embedded_store
+    from gateway.stores.embedded import export_graph, open_embedded_store, stored_engine
     from gateway.stores.file.lock import StoreLockedError
 
+    directory = settings.data_dir / "graph"
+    engine = stored_engine(directory) or settings.file_engine
     try:
-        store = await open_embedded_store(settings.data_dir / "graph", engine=settings.file_engine)
-    except (StoreLockedError, EngineMismatchError) as exc:
+        store = await open_embedded_store(directory, engine=engine)
+    except StoreLockedError as exc:
         print(f"science-memory: {exc}", file=sys.stderr)
         return 1
     try:
@@ -170,7 +172,7 @@ def migrate_command(args: argparse.Namespace, settings: Settings) -> int:
 
 async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.stores import Neo4jAddress, graph_directory, open_graph_store
-    from gateway.stores.embedded import capture_embedded, open_embedded_store
+    from gateway.stores.embedded import capture_embedded, open_embedded_store, stored_engine
     from gateway.stores.file.log import StoreLockedError
     from gateway.stores.file.memory import FileMemoryStore
     from gateway.stores.migrate import migrate_to_neo4j
@@ -178,11 +180,16 @@ async def _migrate(args: argparse.Namespace, settings: Settings) -> int:
     from resolvers.errors import StoreUnavailableError
     from resolvers.records import Backend
 
+    # The graph is read where it is, by the engine whose files hold it: a log directory is
+    # not migrated to SQLite on the way to Neo4j, nor a SQLite one refused by FILE_ENGINE=log.
+    directory = graph_directory(settings)
+    engine = stored_engine(directory) or settings.file_engine
     try:
-        source = await open_embedded_store(graph_directory(settings), engine=settings.file_engine)
+        source = await open_embedded_store(directory, engine=engine)
     except StoreLockedError as exc:
         print(f"science-memory: {exc} (stop the gateway before migrating)", file=sys.stderr)
         return 1
+    print(f"reading the graph in {directory} ({engine} engine)", file=sys.stderr)
     captured = await capture_embedded(source)
     await source.aclose()
     try:

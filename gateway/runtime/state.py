@@ -37,6 +37,7 @@ from gateway.runtime.saved_state import (
 )
 from gateway.settings import NEO4J_SCHEMES, is_bolt_uri
 from gateway.stores import Neo4jAddress, open_graph_store
+from gateway.stores.embedded import EngineMismatchError
 from gateway.stores.file.faults import disk_fault
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
@@ -74,7 +75,13 @@ E = TypeVar("E", bound="Event")
 R = TypeVar("R")
 
 # What stops a start with a message saying where and what to do (no traceback needed).
-STARTUP_ERRORS = (StateFileError, CorruptLogError, StoreLockedError, MemoryFileError)
+STARTUP_ERRORS = (
+    StateFileError,
+    CorruptLogError,
+    StoreLockedError,
+    MemoryFileError,
+    EngineMismatchError,
+)
 
 
 def package_version() -> str:

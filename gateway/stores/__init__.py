@@ -1,11 +1,12 @@
 """Storage backends behind the port of ``resolvers.store``, and the one way to open them.
 
 ``open_graph_store(settings, backend)`` opens the embedded store in ``<dataDir>/graph`` with the
-engine the settings name (``gateway.stores.embedded``: the log or SQLite) or connects to Neo4j;
-the server's runtime, the command line and the tools all open stores through it, so a backend's
-options are read in one place. A backend's optional
-capabilities are the protocols of ``resolvers.store`` (``WalkReader``, ``RankedSearch``,
-``SizedStore``), checked with ``isinstance`` where they are used.
+engine the settings name (``gateway.stores.embedded``: SQLite by default, or the log; SQLite
+migrates a log directory on its first start) or connects to Neo4j; the server's runtime, the
+command line and the tools all open stores through it, so a backend's options are read in one
+place. A backend's optional capabilities are the protocols of ``resolvers.store``
+(``WalkReader``, ``RankedSearch``, ``SizedStore``), checked with ``isinstance`` where they are
+used.
 """
 
 from __future__ import annotations

@@ -1,8 +1,9 @@
 """Opening the embedded (``file``) backend with the engine the settings name.
 
-``log`` is ``gateway.stores.file`` (a JSON-lines log, the graph in memory); ``sqlite`` is
-``gateway.stores.sqlite`` (one SQLite database; it migrates a log directory on first start).
-A directory migrated to SQLite is refused by the log engine instead of being read as empty.
+``sqlite``, the default (``gateway.settings.DEFAULT_FILE_ENGINE``), is ``gateway.stores.sqlite``
+(one SQLite database; it migrates a log directory on first start, once); ``log`` is
+``gateway.stores.file`` (a JSON-lines log, the graph in memory). A directory migrated to SQLite
+is refused by the log engine instead of being read as empty.
 ``export_graph`` / ``import_graph``: the whole graph as JSON lines, for people who want text.
 """
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
+from gateway.settings import DEFAULT_FILE_ENGINE
 from gateway.stores.file.codec import apply_op, capture, decode, encode, snapshot_ops
 from gateway.stores.file.graph import MemoryGraph
 from gateway.stores.file.lock import DirectoryLock
@@ -32,9 +34,15 @@ class EngineMismatchError(Exception):
 
 
 async def open_embedded_store(
-    directory: Path, *, engine: str = "log", fsync: bool = True, heavy_readers: int | None = None
+    directory: Path,
+    *,
+    engine: str = DEFAULT_FILE_ENGINE,
+    fsync: bool = True,
+    heavy_readers: int | None = None,
 ) -> FileStore | SqliteStore:
-    """Open the embedded store in ``directory`` with ``engine`` (``log`` or ``sqlite``);
+    """Open the embedded store in ``directory`` with ``engine`` (``sqlite``, the default, or
+    ``log``): SQLite migrates a log engine's directory first (once, progress logged), the log
+    engine refuses a directory migrated to SQLite (``EngineMismatchError``);
     ``heavy_readers``: the heavy queries the gateway runs at once (SQLite gives reads one
     connection more than that)."""
     if engine == "sqlite":
@@ -47,6 +55,17 @@ async def open_embedded_store(
             f"{directory / 'migrated-from-log'})"
         )
     return await FileStore.open(directory, fsync=fsync)
+
+
+def stored_engine(directory: Path) -> str | None:
+    """The engine whose files hold the graph in ``directory`` (``sqlite`` once it has a
+    database, else ``log`` when it has a log engine's records), or None when it holds none.
+    For the commands that only read a graph: they read it where it is, without migrating it."""
+    if (directory / DATABASE_NAME).exists():
+        return "sqlite"
+    if any(path.stat().st_size for path in log_files(directory)):
+        return "log"
+    return None
 
 
 async def capture_embedded(store: FileStore | SqliteStore) -> Captured:

@@ -29,7 +29,7 @@ from graphql import (
 
 from gateway.http.app import create_app
 from gateway.schema import build_schema
-from gateway.settings import Settings
+from gateway.settings import DEFAULT_FILE_ENGINE, Settings
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import Backend
 from tests.conftest import neo4j_settings
@@ -181,7 +181,7 @@ async def test_every_example_of_the_docs_runs_in_order_as_documented(
     assert problems == []
 
 
-def serve_settings(backend: Backend, data_dir: Path, engine: str = "log") -> Settings:
+def serve_settings(backend: Backend, data_dir: Path, engine: str = DEFAULT_FILE_ENGINE) -> Settings:
     # The docs are checked for what they answer, not how fast: a loaded machine gets time.
     settings = Settings(
         data_dir=data_dir,

@@ -106,10 +106,14 @@ def test_a_full_disk_is_degraded_before_any_write_fails(
     )
 
 
-def test_a_failed_write_is_degraded_until_a_write_succeeds(
-    client: TestClient, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+def test_a_failed_fsync_of_the_log_engine_is_degraded_until_a_write_succeeds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    observe(client, "s1")
+    """The log engine fsyncs its log with ``os.fsync``; SQLite's counterpart, whose fsync is
+    made in C, is ``tests/http/test_health_sqlite_fsync.py``."""
+    settings = Settings(
+        data_dir=tmp_path, internal_token=INTERNAL_TOKEN, read_token=READ_TOKEN, file_engine="log"
+    )
     log = tmp_path / "graph" / "log.00000000.jsonl"
     real_fsync = os.fsync
 
@@ -118,12 +122,14 @@ def test_a_failed_write_is_degraded_until_a_write_succeeds(
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real_fsync(fd)
 
-    monkeypatch.setattr(os, "fsync", failing)
-    refused = observe(client, "s2")
-    during = client.get("/health").json()
-    monkeypatch.undo()
-    accepted = observe(client, "s3")
-    after = client.get("/health").json()
+    with TestClient(create_app(settings)) as client:
+        observe(client, "s1")
+        monkeypatch.setattr(os, "fsync", failing)
+        refused = observe(client, "s2")
+        during = client.get("/health").json()
+        monkeypatch.undo()
+        accepted = observe(client, "s3")
+        after = client.get("/health").json()
 
     assert (refused["__typename"], accepted["__typename"]) == ("MemoryGraphUnreachable", "Observed")
     assert (during["status"], during["reason"]) == (

@@ -20,7 +20,7 @@ import pytest
 from starlette.testclient import TestClient
 
 from gateway.http.app import create_app
-from gateway.settings import Settings
+from gateway.settings import FILE_ENGINES, Settings
 from gateway.stores.file.store import FileStore
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from tests import builders as b
@@ -249,11 +249,13 @@ def receive_text(ws: WebSocketTestSession) -> str:
     return text
 
 
+@pytest.mark.parametrize("engine", FILE_ENGINES)
 def test_a_graph_event_of_a_node_holding_a_stored_non_finite_value_is_json(
-    tmp_path: Path,
+    tmp_path: Path, engine: str
 ) -> None:
+    """The log engine reads the old directory as it is; SQLite (the default) migrates it."""
     asyncio.run(old_data_directory(tmp_path))
-    app = create_app(Settings(data_dir=tmp_path, fsync=False))
+    app = create_app(Settings(data_dir=tmp_path, fsync=False, file_engine=engine))
 
     with (
         TestClient(app) as client,

@@ -19,7 +19,7 @@ from starlette.testclient import TestClient
 
 from gateway.http.app import create_app
 from gateway.runtime.state import Runtime, StateFileError
-from gateway.settings import Settings
+from gateway.settings import FILE_ENGINES, Settings
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.store import FileStore
 from resolvers.records import Label, NodeRecord
@@ -175,14 +175,17 @@ async def test_a_damaged_gateway_json_stops_the_start_naming_the_file_and_the_fi
     assert "delete it to return to the settings of the environment" in message
 
 
+@pytest.mark.parametrize("engine", FILE_ENGINES)
 def test_the_server_logs_one_clear_line_when_it_cannot_start(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    tmp_path: Path, caplog: pytest.LogCaptureFixture, engine: str
 ) -> None:
+    """The log engine refuses the damaged log; SQLite (the default) refuses to migrate it."""
     good = record(NODE)
     (tmp_path / "graph").mkdir()
     (tmp_path / "graph" / "log.00000000.jsonl").write_bytes(good + line(b"{}"))
+    app = create_app(Settings(data_dir=tmp_path, file_engine=engine))
 
-    with pytest.raises(CorruptLogError), TestClient(create_app(Settings(data_dir=tmp_path))):
+    with pytest.raises(CorruptLogError), TestClient(app):
         pass
 
     critical = [r.getMessage() for r in caplog.records if r.levelno == logging.CRITICAL]
