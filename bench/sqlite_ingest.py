@@ -1,8 +1,10 @@
 """The 16-caller ingest of ``bench.embedded`` on a copy of a SQLite data directory, in this
-process, with what it cost: events/s, CPU and bytes written per event, the writer's
-statements (``--count``: a trace callback, which costs CPU itself), then the search reads
-with the written nodes still in the search index's tail, the time to reopen the store (the
-tail is rebuilt) and answer a search, the merge of the tail, and the same reads after it.
+process, with what it cost: events/s, CPU (all threads, and the event loop's alone) and bytes
+written per event, the wall and CPU time of the writer's commits, checkpoints and merges
+(count, seconds, CPU seconds, longest), the writer's statements (``--count``: a trace
+callback, which costs CPU itself), then the search reads with the written nodes still in the
+search index's tail, the time to reopen the store (the tail is rebuilt) and answer a search,
+the merge of the tail, and the same reads after it.
 
     python -m bench.sqlite_ingest /tmp/emb50k/sqlite-50000 [--count] [--tail-rows N]
 
@@ -16,8 +18,9 @@ import asyncio
 import json
 import shutil
 import tempfile
+import threading
 import time
-from collections import Counter
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
@@ -33,6 +36,37 @@ def _written() -> int:
         if line.startswith("write_bytes:"):
             return int(line.split()[1])
     return 0
+
+
+# The store's functions that run on its writer's (or checkpointer's) thread, where present.
+PHASES = ("_commit_sql", "_checkpoint_sql", "_merge_sql")
+
+
+def _time_phases() -> dict[str, list[float]]:
+    """Wrap ``PHASES`` to add up their calls: count, wall s, thread CPU s, longest wall s."""
+    found: dict[str, list[float]] = defaultdict(lambda: [0, 0.0, 0.0, 0.0])
+    lock = threading.Lock()
+
+    def timed(name: str, function: Any) -> Any:
+        def run(*args: Any) -> Any:
+            wall, cpu = time.perf_counter(), time.thread_time()
+            try:
+                return function(*args)
+            finally:
+                wall = time.perf_counter() - wall
+                with lock:
+                    phase = found[name]
+                    phase[0] += 1
+                    phase[1] += wall
+                    phase[2] += time.thread_time() - cpu
+                    phase[3] = max(phase[3], wall)
+
+        return run
+
+    for name in PHASES:
+        if hasattr(store_module, name):
+            setattr(store_module, name, timed(name, getattr(store_module, name)))
+    return found
 
 
 async def _reads(store: SqliteStore, rounds: int) -> dict[str, float]:
@@ -58,6 +92,7 @@ async def measure(source: Path, *, count: bool, tail_rows: int | None, rounds: i
         # No merge while writes pause: the reads below are measured with the tail as the
         # ingest left it, then after merging it whole.
         store_module.IDLE_SECONDS = 3600
+        phases = _time_phases()
         store = await SqliteStore.open(directory, fsync=True, **options)
         statements: Counter[str] = Counter()
         try:
@@ -66,14 +101,18 @@ async def measure(source: Path, *, count: bool, tail_rows: int | None, rounds: i
                     lambda sql: statements.update([" ".join(sql.split()[:3])])
                 )
             cpu, written, started = time.process_time(), _written(), time.perf_counter()
+            loop_cpu = time.thread_time()  # the event loop's thread
             rate = await _ingest(store)
             events = round(rate * (time.perf_counter() - started))
             cpu, written = time.process_time() - cpu, _written() - written
+            loop_cpu = time.thread_time() - loop_cpu
             result: dict[str, Any] = {
                 "events_per_s": rate,
                 "events": events,
                 "cpu_ms_per_event": 1000 * cpu / events,
+                "loop_cpu_ms_per_event": 1000 * loop_cpu / events,
                 "kb_written_per_event": written / 1000 / events,
+                "writer": {name: [round(v, 3) for v in phase] for name, phase in phases.items()},
             }
             tail = getattr(store, "_tail", None)
             result["tail_rows_after"] = None if tail is None else tail.rows

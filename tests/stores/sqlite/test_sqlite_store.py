@@ -435,3 +435,34 @@ async def test_a_full_disk_refuses_writes_keeps_what_was_acknowledged(tiny_disk:
     assert 0 < len(kept) < 1000
     assert None not in found
     assert after == [*found, None]
+
+
+# --- the write-ahead log ------------------------------------------------------------------
+
+
+async def test_the_wal_is_copied_into_the_database_and_starts_over_during_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # 320 nodes of ~20 KB: ~2,100 pages of the WAL if it were never copied and started over.
+    monkeypatch.setattr(store_module, "WAL_CHECKPOINT_PAGES", 64)
+    store = await SqliteStore.open(tmp_path)
+    wal = tmp_path / f"{DATABASE_NAME}-wal"
+    largest = 0
+
+    async def writer(first: int) -> None:
+        nonlocal largest
+        for number in range(first, first + 40):
+            await put(store, big_node(number))
+            largest = max(largest, wal.stat().st_size)
+
+    try:
+        await asyncio.gather(*(writer(40 * n) for n in range(8)))
+        found = await store.get_nodes([f"Code:c{n}" for n in range(320)])
+    finally:
+        await store.aclose()
+
+    assert all(node is not None for node in found)
+    # Never copied, it grows to ~8.8 MB; copied, to the bound and what is written while a
+    # checkpoint runs (on a busy machine that can be several times the bound).
+    assert largest < 16 * 64 * 4096
+    assert (tmp_path / DATABASE_NAME).stat().st_size > 320 * 20_000  # copied into the database
