@@ -236,6 +236,37 @@ async def test_edges_by_type_returns_edges_and_their_distinct_endpoints(
     assert (page.total, page.truncated, page.end_cursor) == (3, False, None)
 
 
+async def test_edges_of_several_types_are_newest_first_in_whatever_order_they_are_asked(
+    store: GraphStore,
+) -> None:
+    # Each execution adds a ``next`` edge (the chain) and ``produces`` edges; the second's are
+    # newer than every edge of the first, whichever their type.
+    await execution(store, "e1", 10, produces=[("fig", 1)])
+    await execution(store, "e2", 20, produces=[("table", 1)])
+    first = {call("e1"), code("e1"), artifact("fig")}
+    both = [EdgeType.NEXT, EdgeType.PRODUCES]
+
+    for session_id in ("s1", None):
+        asked, _ = await edges_by_type(store, both, session_id=session_id)
+        reversed_, _ = await edges_by_type(store, both[::-1], session_id=session_id)
+        paged = [
+            edge
+            for offset in range(asked.total)
+            for edge in (
+                await edges_by_type(
+                    store, both, session_id=session_id, first=1, after=encode_cursor(offset)
+                )
+            )[0].items
+        ]
+
+        types = {edge.type for edge in asked.items}
+        older = [edge.source in first and edge.target in first for edge in asked.items]
+        assert types == set(both)
+        assert reversed_.items == asked.items
+        assert paged == asked.items
+        assert older == sorted(older)  # every edge of e2's before every edge of e1's
+
+
 async def test_edges_by_type_needs_a_type(store: GraphStore) -> None:
     with pytest.raises(InvalidInputError) as caught:
         await edges_by_type(store, [])

@@ -61,6 +61,9 @@ class MemoryGraph:
         self._in = {edge_type: Groups(_source_of) for edge_type in EdgeType}
         self._by_type: dict[EdgeType, dict[tuple[str, str], EdgeRecord]] = {}
         self._by_session_type: dict[tuple[str, EdgeType], dict[tuple[str, str], None]] = {}
+        # Creation order of the edges (kept when an edge is replaced), for lists across types.
+        self._edge_order: dict[EdgeType, dict[tuple[str, str], int]] = {}
+        self._edge_counter = itertools.count(1)
         self._chains: dict[ChainId, dict[Label, SortedList]] = {}
         self._terms = TermIndex()
 
@@ -167,6 +170,8 @@ class MemoryGraph:
         self._in[edge.type].add(edge.target, edge)
         pair = (edge.source, edge.target)  # one tuple shared by both indexes
         self._by_type.setdefault(edge.type, {})[pair] = edge
+        if old is None:
+            self._edge_order.setdefault(edge.type, {})[pair] = next(self._edge_counter)
         session = self._common_session(edge)
         if session is not None and old is None:
             self._by_session_type.setdefault((session, edge.type), {})[pair] = None
@@ -179,6 +184,7 @@ class MemoryGraph:
         self._out[edge_type].remove(source, target)
         self._in[edge_type].remove(target, source)
         del self._by_type[edge_type][(source, target)]
+        del self._edge_order[edge_type][(source, target)]
         session = self._common_session(old)
         if session is not None:
             self._by_session_type.get((session, edge_type), {}).pop((source, target), None)
@@ -258,20 +264,29 @@ class MemoryGraph:
     def list_edges(
         self, types: Sequence[EdgeType], session_id: str | None, limit: int, offset: int
     ) -> Page[EdgeRecord]:
-        pairs: list[Iterator[tuple[EdgeType, tuple[str, str]]]] = []
-        total = 0
-        for edge_type in set(types):
+        """Newest first across the types (creation order), whatever order they are given in."""
+        runs: list[list[tuple[EdgeType, tuple[str, str]]]] = []
+        for edge_type in dict.fromkeys(types):
             index = (
                 self._by_session_type.get((session_id, edge_type), {})
                 if session_id is not None
                 else self._by_type.get(edge_type, {})
             )
-            keys = [(s, t) for s, t in index if self._live(s) and self._live(t)]
-            total += len(keys)
-            # zip binds edge_type now; a generator expression would read it after the loop.
-            pairs.append(zip(itertools.repeat(edge_type), reversed(keys), strict=False))
-        live = (self._by_type[edge_type][pair] for edge_type, pair in itertools.chain(*pairs))
-        edges = list(itertools.islice(live, offset, offset + limit))
+            # An index is in creation order: a replaced edge keeps its place.
+            runs.append(
+                [
+                    (edge_type, pair)
+                    for pair in reversed(index)
+                    if self._live(pair[0]) and self._live(pair[1])
+                ]
+            )
+        total = sum(len(run) for run in runs)
+        order = self._edge_order
+        newest = heapq.merge(*runs, key=lambda key: -order[key[0]][key[1]])
+        edges = [
+            self._by_type[edge_type][pair]
+            for edge_type, pair in itertools.islice(newest, offset, offset + limit)
+        ]
         return Page(edges, total, offset + len(edges) < total)
 
     def _live(self, node_id: str) -> bool:

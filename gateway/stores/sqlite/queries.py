@@ -221,9 +221,10 @@ def list_edges(
     limit: int,
     offset: int,
 ) -> Page[EdgeRecord]:
-    # Grouped by type in the order the types are given, newest first within a type. In one
-    # session the index by session is named: with ``?2 IS NULL OR …`` the planner read every
-    # edge of the type in the store (1 s at 1M nodes).
+    # Newest first (``rid``: creation order, kept when an edge's props are replaced), whatever
+    # the order the types are given in. In one session the index by session is named: with
+    # ``?2 IS NULL OR …`` the planner read every edge of the type in the store (1 s at 1M
+    # nodes).
     arguments = [_json([t.value for t in dict.fromkeys(types)])]
     edges = "edges ON edges.type = wanted.value"
     if session_id is not None:
@@ -236,7 +237,7 @@ def list_edges(
     )
     (total,) = db.execute(f"SELECT count(*){where}", arguments).fetchone()
     rows = db.execute(
-        f"SELECT {EDGE_COLUMNS}{where} ORDER BY wanted.key, edges.rid DESC LIMIT ? OFFSET ?",
+        f"SELECT {EDGE_COLUMNS}{where} ORDER BY edges.rid DESC LIMIT ? OFFSET ?",
         (*arguments, limit, offset),
     )
     items = [edge_of(row) for row in rows]
