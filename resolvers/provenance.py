@@ -43,7 +43,7 @@ write path never leaves, is not reported as reached). A store that offers ``Trac
 resolution included (``UpstreamRegion``), and those of the witness path in another; the walk
 draws the same conclusions from those answers (``_Prefetched``). Either way every read of a
 trace sees one state of its session: over the primitives in ``one_state``, on a
-``TraceReader`` in its ``upstream_view``, whose first request finds the start.
+``TraceReader`` in its ``upstream_walk``, whose first request finds the start.
 
 The region. What a hop can list from a node ``n`` of its frontier (the trace's session
 ``s``): the live nodes of ``s`` with a walked edge other than ``next`` into ``n``; for a step,
@@ -80,7 +80,13 @@ from resolvers.writes import CHAIN_START
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from resolvers.store import ChainPosition, GraphReader, RegionEntry, UpstreamRegion
+    from resolvers.store import (
+        ChainPosition,
+        GraphReader,
+        RegionEntry,
+        UpstreamRegion,
+        UpstreamView,
+    )
 
 MAX_HOPS_LIMIT = 32
 # What a trace looks for, and how far, when the caller does not say (SPEC §4).
@@ -202,7 +208,8 @@ async def _trace_from(
 ) -> ProvenanceTrace | None:
     """The trace from the node ``ref`` finds, every read from one state of its session;
     ``None`` when it finds none."""
-    async with store.upstream_view(ref, target, max_hops + 1) as view:
+
+    async def traced(view: UpstreamView) -> ProvenanceTrace | None:
         start = view.region.start
         if start is None:
             return None
@@ -211,7 +218,9 @@ async def _trace_from(
         scope = ref.session_id or start.session_id
         reads = _Prefetched(view.reads, target, view.region)
         walk = await _Walk(reads, start, target, scope).explore(max_hops)
-    return _verdict(start, walk, target, max_hops)
+        return _verdict(start, walk, target, max_hops)
+
+    return await store.upstream_walk(ref, target, max_hops + 1, traced)
 
 
 def _at_target(start: NodeRecord, target: Label) -> ProvenanceTrace:
@@ -373,9 +382,9 @@ class _Prefetched:
         found = [
             _line_from_region(self.region.entries.get(query.start_id), query) for query in queries
         ]
-        if all(line is not None for line in found):
-            return [line for line in found if line is not None]
-        return await self.store.run_lines(queries)
+        missing = [query for query, line in zip(queries, found, strict=True) if line is None]
+        read = iter(await self.store.run_lines(missing) if missing else ())
+        return [next(read) if line is None else line for line in found]
 
 
 def _line_from_region(entry: RegionEntry | None, query: LineQuery) -> LineRecord | None:

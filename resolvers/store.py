@@ -169,7 +169,7 @@ class RegionEntry:
 
 @dataclass(frozen=True, slots=True)
 class UpstreamRegion:
-    """What a trace's exploration reads, in one request (``TraceReader.upstream_view``).
+    """What a trace's exploration reads, in one request (``TraceReader.upstream_walk``).
 
     ``start``: the node the ``SourceRef`` found (``None``: none, and ``entries`` is empty).
     ``entries``: a ``RegionEntry`` per node of the region, keyed by id. The region is level
@@ -185,7 +185,7 @@ class UpstreamRegion:
 
 @dataclass(frozen=True, slots=True)
 class UpstreamView:
-    """A trace's first answers and the reader of the rest (``TraceReader.upstream_view``):
+    """A trace's first answers and the reader of the rest (``TraceReader.upstream_walk``):
     ``reads`` answers ``upstream_hop`` and ``run_lines`` from the state ``region`` was read
     in."""
 
@@ -520,19 +520,26 @@ class TraceReader(Protocol):
     A trace over the primitives asks, per hop, one ``expand`` per edge type, one ``get_nodes``
     and a few chain-index lookups per run, each depending on the one before; a backend whose
     every primitive is a round trip answers them all at once: those of every hop the trace can
-    reach with the start's resolution (``upstream_view``), else those of one hop
+    reach with the start's resolution (``upstream_walk``), else those of one hop
     (``upstream_hop``), and those of the witness path (``run_lines``).
     ``resolvers.provenance`` draws its conclusions from the answers exactly as from the
     primitives', so the trace is the same (two requests instead of about ten per hop).
     """
 
-    def upstream_view(
-        self, start: SourceRef, target: Label, levels: int
-    ) -> AbstractAsyncContextManager[UpstreamView]:
-        """The ``UpstreamRegion`` of ``target`` from the node ``start`` finds, at most
-        ``levels`` levels deep, and a reader of the trace's further hops: every read of the
-        view, the region's included, sees one committed state of the found node's session, as
-        ``one_state`` gives, until the block ends."""
+    async def upstream_walk(
+        self,
+        start: SourceRef,
+        target: Label,
+        levels: int,
+        walk: Callable[[UpstreamView], Awaitable[T]],
+    ) -> T:
+        """``walk``'s answer on an ``UpstreamView``: the ``UpstreamRegion`` of ``target`` from
+        the node ``start`` finds, at most ``levels`` levels deep, and a reader of the trace's
+        further hops; every read of the view, the region's included, sees one committed state
+        of the found node's session, as ``one_state`` gives. ``walk`` may be called more than
+        once, each time on a view of its own (a backend may first offer a view that answers
+        the region alone, and run ``walk`` again on one that reads on when it asks for more):
+        it must only read, and the answer of its last call is returned."""
         ...
 
     async def upstream_hop(

@@ -62,7 +62,7 @@ class PublishingStore(ForwardedReads):
         if isinstance(store, ReachReader):
             self.reach = store.reach
         if isinstance(store, TraceReader):
-            self.upstream_view = store.upstream_view
+            self.upstream_walk = store.upstream_walk
             self.upstream_hop = store.upstream_hop
             self.run_lines = store.run_lines
         if isinstance(store, RankedSearch):

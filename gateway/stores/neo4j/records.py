@@ -129,17 +129,49 @@ def to_edge(edge_type: str, source: str, target: str, props: Mapping[str, Any]) 
 
 def to_nodes(values: Iterable[Mapping[str, Any]]) -> list[NodeRecord]:
     """The records of projected nodes, leaving out those that vanished (``vanished``)."""
-    return [to_node(value) for value in values if not vanished(value)]
+    return Decoded().nodes(values)
 
 
 def to_edges(rows: Iterable[Mapping[str, Any]]) -> list[EdgeRecord]:
     """The records of ``{type, source, target, props}`` rows, leaving out relationships that
     vanished the same way: Neo4j projects those without their type or an endpoint's id."""
-    return [
-        to_edge(row["type"], row["source"], row["target"], row["props"])
-        for row in rows
-        if row["type"] is not None and row["source"] is not None and row["target"] is not None
-    ]
+    return Decoded().edges(rows)
+
+
+class Decoded:
+    """``to_nodes`` and ``to_edges`` of the parts of one answer, each distinct node and edge
+    decoded once: a trace's region lists a step in the entry of every step above it, and its
+    edges too. One statement's answer is one state, so a node or edge reads the same each
+    time it is listed."""
+
+    def __init__(self) -> None:
+        self._nodes: dict[str, NodeRecord] = {}
+        self._edges: dict[tuple[str, str, str], EdgeRecord] = {}
+
+    def nodes(self, values: Iterable[Mapping[str, Any]]) -> list[NodeRecord]:
+        known = self._nodes
+        found = []
+        for value in values:
+            if vanished(value):
+                continue
+            node = known.get(value["id"])
+            if node is None:
+                node = known[value["id"]] = to_node(value)
+            found.append(node)
+        return found
+
+    def edges(self, rows: Iterable[Mapping[str, Any]]) -> list[EdgeRecord]:
+        known = self._edges
+        found = []
+        for row in rows:
+            key = (row["type"], row["source"], row["target"])
+            if None in key:
+                continue
+            edge = known.get(key)
+            if edge is None:
+                edge = known[key] = to_edge(*key, row["props"])
+            found.append(edge)
+        return found
 
 
 def vanished(node: Mapping[str, Any]) -> bool:

@@ -17,9 +17,10 @@ once the source names its session:
    they could conflict), so they read the committed state no write of ``sc`` can change
    before the transaction ends.
 
-The statement runs in a write transaction that is rolled back (``Neo4jStore._rolled_back``):
-it changes nothing, not even a counter for a session never written. The same lookup without
-the lock (``source``) serves walks that need no one state (``chainExists``).
+The statement changes nothing, not even a counter for a session never written, so it runs
+in auto-commit, its lock held until the statement ends (``Neo4jStore._in_one_statement``),
+or first in a transaction rolled back when the read needs further statements. The same lookup
+without the lock (``source``) serves walks that need no one state (``chainExists``).
 
 Every text is per source label (one index seek) and whether the source is an artifact's
 latest version; its parameters are one map, ``$src`` (``source_params``), never null inside:
@@ -40,10 +41,13 @@ if TYPE_CHECKING:
 
 _LOCK: Final[LiteralString] = (
     "CALL (sc) { WITH sc WHERE sc IS NOT NULL "
-    "MERGE (c:SessionCounter {session_id: sc}) ON CREATE SET c.seq = 0 "
-    "SET c._sm_lock = true REMOVE c._sm_lock } "
+    "MERGE (c:SessionCounter {session_id: sc}) ON CREATE SET c._sm_new = true "
+    "SET c._sm_lock = true REMOVE c._sm_lock WITH c WHERE c._sm_new DELETE c } "
 )
-"""``cypher.LOCK_SESSION`` of the session ``sc``, as a unit subquery."""
+"""``cypher.LOCK_SESSION`` of the session ``sc``, as a unit subquery that changes nothing: a
+counter it had to create (a session never written) it deletes again. The locks stay taken
+until the transaction ends, the ``session_id`` constraint's entry included, so a first write
+of that session waits as it would behind an existing counter."""
 
 
 def _lookup(

@@ -300,6 +300,26 @@ class _SessionView(_TransactionReads, Walks):
     statements of its transaction."""
 
 
+class _SecondStatementError(Exception):
+    """A ``_OneStatement`` view was asked for a second statement."""
+
+
+class _OneStatement(Walks):
+    """Whole walks and traces whose first statement runs in auto-commit with write access
+    (it takes a lock: ``Neo4jStore._in_one_statement``), and that may send no other."""
+
+    def __init__(self, store: Neo4jStore) -> None:
+        self._store = store
+        self._sent = False
+
+    async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
+        if self._sent:
+            raise _SecondStatementError
+        self._sent = True
+        store = self._store
+        return await store._auto_commit(query, params, neo4j.WRITE_ACCESS, store._query_timeout)
+
+
 class _Neo4jTransaction(_TransactionReads):
     """One explicit Neo4j transaction; its reads see its own writes."""
 
@@ -609,25 +629,43 @@ class Neo4jStore(Walks):
         statement more than the reads themselves, holds the session's writers (and other
         views of it) for as long as its reads take, and needs the server that takes writes.
         A chain walk and a trace take the lock inside their first statement instead
-        (``walk_chain_from``, ``upstream_view``: ``gateway.stores.neo4j.sources``)."""
+        (``walk_chain_from``, ``upstream_walk``: ``gateway.stores.neo4j.sources``)."""
         async with self._rolled_back() as view:
             await view._fetch(cypher.LOCK_SESSION, session=session_id)
             yield view
 
     async def walk_chain_from(self, ref: SourceRef, hops: Sequence[Hop]) -> SourcedWalk | None:
         """One statement that finds the source, locks its session as ``session_view`` does
-        and walks, in a transaction rolled back."""
-        async with self._rolled_back() as view:
-            return await view.walk_chain_from(ref, hops)
+        and walks (``_in_one_statement``)."""
+        return await self._in_one_statement(lambda view: view.walk_chain_from(ref, hops))
 
-    @asynccontextmanager
-    async def upstream_view(
-        self, start: SourceRef, target: Label, levels: int
-    ) -> AsyncIterator[UpstreamView]:
+    async def upstream_walk(
+        self,
+        start: SourceRef,
+        target: Label,
+        levels: int,
+        walk: Callable[[UpstreamView], Awaitable[T]],
+    ) -> T:
         """The region statement finds the start and locks its session as ``session_view``
-        does; the trace's further statements run in the same transaction, rolled back."""
-        async with self._rolled_back() as view, view.upstream_view(start, target, levels) as found:
-            yield found
+        does (``_in_one_statement``); should ``walk`` ask for more, the whole walk runs again
+        in a transaction rolled back."""
+        return await self._in_one_statement(
+            lambda view: view.upstream_walk(start, target, levels, walk)
+        )
+
+    async def _in_one_statement(self, read: Callable[[Walks], Awaitable[T]]) -> T:
+        """``read`` on a view whose first statement takes the lock of the session it reads
+        (``gateway.stores.neo4j.sources``) and changes nothing: in auto-commit, which holds
+        the lock until the statement ends and saves the rollback's round trip. A second
+        statement would not be under that lock, so a ``read`` that sends one is abandoned and
+        run again, whole, in a transaction rolled back, where the first statement's lock
+        covers every statement after it."""
+        try:
+            return await read(_OneStatement(self))
+        except _SecondStatementError:
+            pass
+        async with self._rolled_back() as view:
+            return await read(view)
 
     @asynccontextmanager
     async def _rolled_back(self, seconds: float | None = None) -> AsyncIterator[_SessionView]:

@@ -10,7 +10,8 @@ projections as ``gateway.stores.neo4j.cypher``), with, for every step it reaches
 below it that a run from there crosses (at most ``BELOW``: the witness path's runs are then
 known before the walk ends). A longer run's steps take one more statement of the same
 transaction (``RUN_LINES``), once the witness is known. Should the walk go on past the region,
-a hop is one statement (``upstream_hop``) of that transaction too:
+a hop is one statement (``upstream_hop``) of that transaction too (``Neo4jStore`` runs the
+region alone in auto-commit, and the whole walk again in a transaction when it asks for more):
 
 * the frontier's edges of the walked types, with their far ends, in ``expand``'s order;
 * per run, the nearest member of the target label below its start (``chain_before``, limit
@@ -24,9 +25,8 @@ region's depth (cached).
 
 from __future__ import annotations
 
-from contextlib import asynccontextmanager
 from functools import cache
-from typing import TYPE_CHECKING, Any, Final, LiteralString
+from typing import TYPE_CHECKING, Any, Final, LiteralString, TypeVar
 
 from gateway.stores.neo4j.cypher import (
     ALL_LABELS,
@@ -37,7 +37,7 @@ from gateway.stores.neo4j.cypher import (
     type_name,
 )
 from gateway.stores.neo4j.reads import Reads, rows_of
-from gateway.stores.neo4j.records import chain_pos, chain_scope, to_edges, to_nodes
+from gateway.stores.neo4j.records import Decoded, chain_pos, chain_scope
 from gateway.stores.neo4j.sources import locked_source, source_params
 from resolvers.chains import STEPS
 from resolvers.provenance import DEFAULT_TARGET, WALKED
@@ -54,12 +54,14 @@ from resolvers.store import (
 from resolvers.writes import CHAIN_START
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Mapping, Sequence
 
     import neo4j
 
-    from resolvers.records import EdgeRecord, NodeRecord
+    from resolvers.records import NodeRecord
     from resolvers.store import RunQuery
+
+T = TypeVar("T")
 
 _DESC: Final[LiteralString] = "n.session_id DESC, n._sm_scope DESC, n._sm_pos DESC"
 _ASC: Final[LiteralString] = "n.session_id, n._sm_scope, n._sm_pos"
@@ -76,6 +78,10 @@ def _members(
         f"{order}"
         for name in names
     )
+
+
+_NODE_LISTS: Final[tuple[LiteralString, ...]] = ("nodes", "nearest", "head", "below")
+"""The lists of nodes of a region entry: ids in the answer, each node projected once."""
 
 
 def _projected(nodes: LiteralString) -> LiteralString:
@@ -186,12 +192,12 @@ def _region_level(steps: bool) -> LiteralString:
         "CALL (frontier, sc) { UNWIND frontier AS f "
         "CALL (f, sc) { "
         f"MATCH (f)<-[r:{walked}]-(n) RETURN collect({EDGE_MAP}) AS edges, "
-        f"collect({NODE}) AS sources, "
+        "collect(n) AS sources, "
         "collect(CASE WHEN type(r) <> 'next' AND n._sm_live AND n.session_id = sc THEN n END) "
         "AS plain } " + nearest + f"CALL (f) {{ CALL (f) {{ {heads} }} "
         "WITH n ORDER BY n._sm_pos, n.id LIMIT 1 RETURN collect(n) AS heads } "
         "CALL (heads, sc) { UNWIND heads AS h MATCH (h)<-[r:next]-(n) "
-        f"RETURN collect({EDGE_MAP}) AS into_head, collect({NODE}) AS goal_nodes, "
+        f"RETURN collect({EDGE_MAP}) AS into_head, collect(n) AS goal_nodes, "
         "collect(CASE WHEN n._sm_live AND n.session_id = sc THEN n END) AS goals } "
         "CALL (nearest, heads) { UNWIND nearest + heads AS e WITH DISTINCT e "
         f"MATCH (e)-[r:next]->() RETURN collect({EDGE_MAP}) AS out_of_ends }} "
@@ -199,10 +205,9 @@ def _region_level(steps: bool) -> LiteralString:
         "WITH n ORDER BY n._sm_pos DESC LIMIT $below RETURN collect(n) AS below } "
         "CALL (f, below) { UNWIND CASE WHEN f._sm_pos IS NULL THEN [] ELSE [f] + below END AS m "
         f"MATCH (m)-[r:next]-() RETURN collect({EDGE_MAP}) AS below_edges }} "
-        f"RETURN collect({{id: f.id, edges: edges, nodes: sources + goal_nodes, "
-        f"nearest: {_projected('nearest')}, head: {_projected('heads')}, "
-        "into_head: into_head, out_of_ends: out_of_ends, "
-        f"below: {_projected('below')}, below_edges: below_edges}}) AS level, "
+        "RETURN collect({id: f.id, edges: edges, nodes: sources + goal_nodes, "
+        "nearest: nearest, head: heads, into_head: into_head, out_of_ends: out_of_ends, "
+        "below: below, below_edges: below_edges}) AS level, "
         "collect(plain + [x IN nearest WHERE " + _SCOPED + "] "
         "+ [x IN heads WHERE x.id <> f.id] + goals) AS found } "
         "CALL (found, seen) { UNWIND found AS c UNWIND c AS x WITH DISTINCT x "
@@ -225,8 +230,15 @@ def upstream_region(label: Label, by_artifact: bool, target: Label, levels: int)
         + locked_source(label, by_artifact)
         + "WITH s, sc, [x IN [s] WHERE x IS NOT NULL AND NOT $target IN labels(x)] AS frontier, "
         "[x IN [s] WHERE x IS NOT NULL | x.id] AS seen, [] AS entries "
-        + _region_level(target in STEPS) * levels
-        + f"RETURN {_projected('[x IN [s] WHERE x IS NOT NULL]')} AS start, entries"
+        + _region_level(target in STEPS)
+        * levels
+        + "CALL (entries) { UNWIND entries AS e "
+        f"UNWIND {' + '.join(f'e.{name}' for name in _NODE_LISTS)} AS n WITH DISTINCT n "
+        f"RETURN collect({NODE}) AS nodes }} "
+        f"RETURN {_projected('[x IN [s] WHERE x IS NOT NULL]')} AS start, "
+        "[e IN entries | e {.id, .edges, .into_head, .out_of_ends, .below_edges, "
+        + ", ".join(f"{name}: [n IN e.{name} | n.id]" for name in _NODE_LISTS)
+        + "}] AS entries, nodes"
     )
 
 
@@ -247,14 +259,6 @@ RUN_LINES: Final = (
 the line's nodes."""
 
 
-def _edges(values: Sequence[Mapping[str, Any]]) -> list[EdgeRecord]:
-    return to_edges(values)
-
-
-def _nodes(values: Sequence[Mapping[str, Any]]) -> list[NodeRecord]:
-    return to_nodes(values)
-
-
 def _line_rows(lines: Sequence[LineQuery]) -> list[dict[str, Any]]:
     """``$lines`` of ``RUN_LINES``."""
     return [
@@ -271,18 +275,24 @@ def _line_rows(lines: Sequence[LineQuery]) -> list[dict[str, Any]]:
     ]
 
 
-def _entry(value: Mapping[str, Any]) -> RegionEntry:
-    below = _nodes(value["below"])
+def _entry(
+    value: Mapping[str, Any], nodes: Mapping[str, NodeRecord], decoded: Decoded
+) -> RegionEntry:
+    def listed(name: str) -> list[NodeRecord]:
+        # A node that vanished while the statement read it is listed without its id.
+        return [nodes[node_id] for node_id in value[name] if node_id in nodes]
+
+    below = listed("below")
     return RegionEntry(
-        _edges(value["edges"]),
-        _nodes(value["nodes"]),
-        _nodes(value["nearest"]),
-        next(iter(_nodes(value["head"])), None),
-        _edges(value["into_head"]),
-        _edges(value["out_of_ends"]),
+        decoded.edges(value["edges"]),
+        listed("nodes"),
+        listed("nearest"),
+        next(iter(listed("head")), None),
+        decoded.edges(value["into_head"]),
+        decoded.edges(value["out_of_ends"]),
         # ``$below`` is one more than ``BELOW``: a full read says the run goes further down.
         below if len(below) <= BELOW and len(below) == len(value["below"]) else None,
-        _edges(value["below_edges"]),
+        decoded.edges(value["below_edges"]),
     )
 
 
@@ -315,13 +325,16 @@ class Traces(Reads):
             for label in REGION_PLANNED
         ]
 
-    @asynccontextmanager
-    async def upstream_view(
-        self, start: SourceRef, target: Label, levels: int
-    ) -> AsyncIterator[UpstreamView]:
-        """Inside a view of the session already: its transaction holds the lock the region
-        statement takes (the store runs it in a transaction of its own)."""
-        yield UpstreamView(await self._region(start, target, levels), self)
+    async def upstream_walk(
+        self,
+        start: SourceRef,
+        target: Label,
+        levels: int,
+        walk: Callable[[UpstreamView], Awaitable[T]],
+    ) -> T:
+        """The region statement takes the session's lock; the trace's further statements, if
+        any, run in its transaction (the store gives it one: ``Neo4jStore.upstream_walk``)."""
+        return await walk(UpstreamView(await self._region(start, target, levels), self))
 
     async def _region(self, start: SourceRef, target: Label, levels: int) -> UpstreamRegion:
         record = await self._record(
@@ -331,8 +344,10 @@ class Traces(Reads):
             target=target.value,
             **source_params(start),
         )
-        found = _nodes(record["start"])
-        entries = {value["id"]: _entry(value) for value in record["entries"]}
+        decoded = Decoded()
+        found = decoded.nodes(record["start"])
+        nodes = {node.id: node for node in decoded.nodes(record["nodes"])}
+        entries = {value["id"]: _entry(value, nodes, decoded) for value in record["entries"]}
         return UpstreamRegion(found[0] if found else None, entries)
 
     async def upstream_hop(
@@ -361,20 +376,23 @@ class Traces(Reads):
             start=chain_pos(CHAIN_START),
         )
         order = {edge_type: index for index, edge_type in enumerate(types)}
-        edges = sorted(_edges(record["edges"]), key=lambda edge: order[edge.type])
+        decoded = Decoded()
+        edges = sorted(decoded.edges(record["edges"]), key=lambda edge: order[edge.type])
         return UpstreamRecord(
             edges,
-            _nodes(record["nodes"]),
-            [_nodes(run["nearest"]) for run in record["runs"]],
-            [next(iter(_nodes(run["head"])), None) for run in record["runs"]],
-            _edges(record["into_heads"]),
-            _edges(record["out_of_ends"]),
+            decoded.nodes(record["nodes"]),
+            [decoded.nodes(run["nearest"]) for run in record["runs"]],
+            [next(iter(decoded.nodes(run["head"])), None) for run in record["runs"]],
+            decoded.edges(record["into_heads"]),
+            decoded.edges(record["out_of_ends"]),
         )
 
     async def run_lines(self, lines: Sequence[LineQuery]) -> list[LineRecord]:
         records = await self._fetch(RUN_LINES, lines=_line_rows(lines))
+        decoded = Decoded()
         return [
-            LineRecord(_nodes(record["members"]), _edges(record["edges"])) for record in records
+            LineRecord(decoded.nodes(record["members"]), decoded.edges(record["edges"]))
+            for record in records
         ]
 
     async def _record(self, query: LiteralString, **params: Any) -> neo4j.Record:

@@ -4,15 +4,21 @@ chain walk and a trace, which take the session's lock inside their first stateme
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, LiteralString
 
+from gateway.stores.neo4j import store as store_module
+from gateway.stores.neo4j import traces
 from resolvers.chains import ChainKind, get_chain
+from resolvers.errors import NodeNotFoundError
 from resolvers.provenance import trace_provenance
 from resolvers.records import EdgeRecord, EdgeType, Label
 from resolvers.store import one_state
 from tests.stores.neo4j.conftest import make_node
 
 if TYPE_CHECKING:
+    import neo4j
+    import pytest
+
     from gateway.stores.neo4j import Neo4jStore
     from resolvers.records import NodeRecord
 
@@ -117,3 +123,78 @@ async def test_a_chain_and_a_trace_begun_during_a_write_see_all_of_it(
     assert not answered_during
     assert {node.id for node in outputs.nodes} == {code.id, made.id, late.id}
     assert {step.node.id for step in traced.chain} == {code.id, late_code.id}
+
+
+async def _counter(store: Neo4jStore, session: str) -> list[dict[str, Any]]:
+    records = await store._fetch(
+        "MATCH (c:SessionCounter {session_id: $session}) RETURN properties(c) AS c",
+        session=session,
+    )
+    return [record["c"] for record in records]
+
+
+async def test_a_chain_and_a_trace_change_nothing(neo4j_store: Neo4jStore) -> None:
+    # They run in auto-commit: what their lock changes must be undone inside the statement.
+    code = make_node(Label.CODE, "c1")
+    made = make_node(Label.ARTIFACT, "a#v1", artifact_id="a", version=1)
+    async with neo4j_store.transaction("s1") as tx:
+        for node in (code, made):
+            await tx.put_node(node)
+        await tx.put_edge(_produces(code, made))
+    counter = await _counter(neo4j_store, "s1")
+    never = make_node(Label.CODE, "c9", "never-written")
+
+    chain = await get_chain(neo4j_store, code.id, ChainKind.VIEW_OUTPUT)
+    traced = await trace_provenance(neo4j_store, made.id, target_label=Label.CODE)
+    missing = await asyncio.gather(
+        get_chain(neo4j_store, never.id, ChainKind.VIEW_OUTPUT, session_id="never-written"),
+        trace_provenance(neo4j_store, never.id, session_id="never-written"),
+        return_exceptions=True,
+    )
+
+    assert {node.id for node in chain.nodes} == {code.id, made.id}
+    assert [step.node.id for step in traced.path] == [code.id]
+    assert [type(error) for error in missing] == [NodeNotFoundError, NodeNotFoundError]
+    assert await _counter(neo4j_store, "s1") == counter
+    assert await _counter(neo4j_store, "never-written") == []
+    # The session's first write still finds no counter in its way.
+    await neo4j_store.write("never-written", lambda tx: tx.put_node(never))
+    assert await keys(neo4j_store, "never-written") == ["c9"]
+
+
+async def test_a_trace_that_asks_for_more_is_read_again_from_one_state(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A region of no levels: the trace's first hop is a statement of its own, which a trace
+    # in auto-commit cannot send under its lock. A write lands right after the region was
+    # read; the answer must come wholly from one state: here, the one after the write.
+    code, late_code = make_node(Label.CODE, "c1"), make_node(Label.CODE, "c2")
+    made = make_node(Label.ARTIFACT, "a#v1", artifact_id="a", version=1, title="before")
+    changed = make_node(Label.ARTIFACT, "a#v1", artifact_id="a", version=1, title="after")
+    async with neo4j_store.transaction("s1") as tx:
+        for node in (code, late_code, made):
+            await tx.put_node(node)
+        await tx.put_edge(_produces(code, made))
+    monkeypatch.setattr(traces, "REGION_LEVELS", 0)
+    one_statement = store_module._OneStatement._fetch
+    sent: list[str] = []
+
+    async def write_after_the_first(
+        self: store_module._OneStatement, query: LiteralString, **params: Any
+    ) -> list[neo4j.Record]:
+        sent.append(query)
+        records = await one_statement(self, query, **params)
+        if len(sent) == 1:
+            async with neo4j_store.transaction("s1") as tx:
+                await tx.put_node(changed)
+                await tx.put_edge(_produces(late_code, made))
+        return records
+
+    monkeypatch.setattr(store_module._OneStatement, "_fetch", write_after_the_first)
+
+    traced = await trace_provenance(neo4j_store, made.id, target_label=Label.CODE)
+
+    assert len(sent) == 2  # the region, then the hop, refused: the walk ran again
+    assert traced.start.get("title") == "after"
+    assert {step.node.id for step in traced.chain} == {code.id, late_code.id}
+    assert traced == await trace_provenance(neo4j_store, made.id, target_label=Label.CODE)

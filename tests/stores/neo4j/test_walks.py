@@ -63,7 +63,7 @@ B = "https://example.org/b"
 _LOCKS = "MERGE (c:SessionCounter {session_id: sc})"
 """What a statement that takes its session's lock (``gateway.stores.neo4j.sources``) holds."""
 
-_WALKS = ("walk_chain", "walk_chain_from", "upstream_view", "upstream_hop", "run_lines")
+_WALKS = ("walk_chain", "walk_chain_from", "upstream_walk", "upstream_hop", "run_lines")
 
 
 class _Primitives:
@@ -448,8 +448,11 @@ async def test_a_run_longer_than_the_region_reads_is_read_once_the_witness_is_kn
 
     trace = await trace_provenance(neo4j_store, call("c3", "sub"))
 
-    assert len(sent) == 2
-    assert sent[1] == traces.RUN_LINES
+    # The region alone in auto-commit; then, as RUN_LINES cannot follow it under its lock,
+    # the region again as a transaction's first statement, and the run's steps.
+    assert len(sent) == 3
+    assert sent[0] == sent[1]
+    assert sent[2] == traces.RUN_LINES
     assert trace == whole
     assert len(trace.path) > 4
 
@@ -487,7 +490,10 @@ async def test_a_key_is_resolved_before_the_trace(
 
     hops = max(step.hop for step in trace.chain)
     assert (trace.reason, hops) == ("reached ResearchGoal", 5)
-    # The key's versions; the region (four levels) with the lock; the fifth hop; the runs.
-    assert len(sent) == 1 + 1 + (hops - traces.REGION_LEVELS) + 1
+    # The key's versions; the region (four levels) with the lock, alone in auto-commit; as
+    # the walk goes past it, the walk again in a transaction: the region, the fifth hop, the
+    # runs.
+    assert len(sent) == 1 + 1 + 1 + (hops - traces.REGION_LEVELS) + 1
     assert _LOCKS not in sent[0]
     assert _LOCKS in sent[1]
+    assert sent[2] == sent[1]
