@@ -161,7 +161,7 @@ class Settings:
             backend=_backend(get("BACKEND")),
             file_engine=_file_engine(get("FILE_ENGINE")),
             data_dir=Path(get("DATA_DIR") or defaults.data_dir).expanduser(),
-            neo4j_uri=get("NEO4J_URI") or defaults.neo4j_uri,
+            neo4j_uri=_neo4j_uri(get("NEO4J_URI"), defaults.neo4j_uri),
             neo4j_user=get("NEO4J_USER") or defaults.neo4j_user,
             neo4j_password=get("NEO4J_PASSWORD"),
             neo4j_timeout=_seconds("NEO4J_TIMEOUT", get("NEO4J_TIMEOUT"), defaults.neo4j_timeout),
@@ -231,14 +231,25 @@ def load_settings() -> Settings:
 NEO4J_SCHEMES = frozenset({"bolt", "bolt+s", "bolt+ssc", "neo4j", "neo4j+s", "neo4j+ssc"})
 
 
+# Far longer than any server address; the driver would otherwise take a URI of any size.
+MAX_NEO4J_URI_LENGTH = 2048
+
+
 def is_bolt_uri(uri: str) -> bool:
-    """Whether the driver could open ``uri``: a Neo4j scheme, a host, a port in range."""
+    """Whether the driver could open ``uri``: at most ``MAX_NEO4J_URI_LENGTH`` characters, a
+    Neo4j scheme, a port in range and a host the resolver can encode (IDNA: no empty label,
+    none over 63 characters), which it checks only when it connects."""
+    if len(uri) > MAX_NEO4J_URI_LENGTH:
+        return False
     try:
         parts = urlsplit(uri.strip())
         parts.port  # noqa: B018  (raises ValueError for a port out of range)
+        host = parts.hostname
+        if host:
+            host.encode("idna")  # UnicodeError, a ValueError, as getaddrinfo would raise
     except ValueError:
         return False
-    return parts.scheme.lower() in NEO4J_SCHEMES and bool(parts.hostname)
+    return parts.scheme.lower() in NEO4J_SCHEMES and bool(host)
 
 
 def is_loopback(host: str) -> bool:
@@ -248,6 +259,18 @@ def is_loopback(host: str) -> bool:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
         return False
+
+
+def _neo4j_uri(value: str | None, default: str) -> str:
+    if value is None:
+        return default
+    if not is_bolt_uri(value):
+        raise SettingsError(
+            f"{PREFIX}NEO4J_URI must be a Bolt URI with a host the resolver accepts, e.g. "
+            f"bolt://127.0.0.1:7687 (schemes: {', '.join(sorted(NEO4J_SCHEMES))}; at most "
+            f"{MAX_NEO4J_URI_LENGTH} characters)"
+        )
+    return value
 
 
 def _port(value: str | None, default: int) -> int:

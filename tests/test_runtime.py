@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
+import json
 import shutil
 import stat
 from datetime import UTC, datetime
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gateway.runtime.state import STATE_FILE, Runtime
-from resolvers.errors import StoreUnavailableError, StoreWriteError
+from resolvers.errors import InvalidInputError, StoreUnavailableError, StoreWriteError
 from resolvers.events import ExecutionObserved
 from resolvers.observe import observe_execution
 from resolvers.records import Backend
@@ -101,6 +102,45 @@ async def test_an_unreachable_neo4j_is_degraded_without_naming_its_address(
     assert report.reason is not None
     assert "127.0.0.1" not in report.reason
     assert PASSWORD not in text
+
+
+@pytest.mark.parametrize("host", ["a..b", ".a", "a" * 64, "\u00e9" * 70])
+async def test_a_host_the_resolver_refuses_is_invalid_and_not_saved(
+    settings: Settings, host: str
+) -> None:
+    runtime = await Runtime.start(settings)
+    try:
+        with pytest.raises(InvalidInputError) as refused:
+            await runtime.configure(
+                backend=Backend.NEO4J, neo4j_uri=f"bolt://{host}:7687", neo4j_password="p"
+            )
+        report = await runtime.health()
+    finally:
+        await close(runtime)
+
+    assert refused.value.field == "input.neo4jUri"
+    assert not (settings.data_dir / STATE_FILE).exists()
+    assert (runtime.state.backend, report.status) == (Backend.FILE, "HEALTHY")
+
+
+async def test_a_saved_host_the_resolver_refuses_leaves_neo4j_degraded_not_the_start(
+    settings: Settings,
+) -> None:
+    # As a file saved before hosts were checked holds it: the start goes on, and
+    # configureMemoryGraph can still correct the address.
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    saved = {"backend": "neo4j", "neo4j_uri": "bolt://a..b:7687", "neo4j_password": "p"}
+    (settings.data_dir / STATE_FILE).write_text(json.dumps(saved), encoding="utf-8")
+
+    runtime = await Runtime.start(settings)
+    try:
+        before = await runtime.health()
+        after = await runtime.configure(backend=Backend.FILE)
+    finally:
+        await close(runtime)
+
+    assert (before.backend, before.status, before.reachable) == (Backend.NEO4J, "DEGRADED", False)
+    assert (after.backend, after.status) == (Backend.FILE, "HEALTHY")
 
 
 def _execution() -> ExecutionObserved:

@@ -78,6 +78,27 @@ def test_a_bad_port_names_the_variable(value: str) -> None:
         from_env(PORT=value)
 
 
+BAD_NEO4J_URIS = [
+    "bolt://a..b:7687",
+    "bolt://" + "a" * 64 + ":7687",
+    "http://127.0.0.1:7687",
+    "bolt://127.0.0.1:7687/" + "x" * 3000,
+]
+
+
+@pytest.mark.parametrize("value", BAD_NEO4J_URIS)
+def test_a_neo4j_uri_the_driver_cannot_open_names_the_variable(value: str) -> None:
+    with pytest.raises(SettingsError, match=f"{PREFIX}NEO4J_URI"):
+        from_env(NEO4J_URI=value)
+
+
+@pytest.mark.parametrize(
+    "value", ["bolt://127.0.0.1:7687", "neo4j+s://db.example.org", "bolt://[::1]:7687"]
+)
+def test_a_neo4j_uri_is_read(value: str) -> None:
+    assert from_env(NEO4J_URI=value).neo4j_uri == value
+
+
 def test_a_bad_backend_names_the_variable() -> None:
     with pytest.raises(SettingsError, match=f"{PREFIX}BACKEND .*'sqlite'"):
         from_env(BACKEND="sqlite")

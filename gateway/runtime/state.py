@@ -35,7 +35,7 @@ from gateway.runtime.saved_state import (
     read_state,
     write_state,
 )
-from gateway.settings import NEO4J_SCHEMES, is_bolt_uri
+from gateway.settings import MAX_NEO4J_URI_LENGTH, NEO4J_SCHEMES, is_bolt_uri
 from gateway.stores import Neo4jAddress, open_graph_store
 from gateway.stores.embedded import EngineMismatchError
 from gateway.stores.file.faults import disk_fault
@@ -405,8 +405,10 @@ def _check_connection(uri: str | None, user: str | None, password: str | None) -
         if not is_bolt_uri(uri):
             raise InvalidInputError(
                 "input.neo4jUri",
-                "must be a Bolt URI with a host, e.g. bolt://127.0.0.1:7687 "
-                f"(schemes: {', '.join(sorted(NEO4J_SCHEMES))})",
+                "must be a Bolt URI with a host the resolver accepts (no empty label, none "
+                "over 63 characters), e.g. bolt://127.0.0.1:7687 "
+                f"(schemes: {', '.join(sorted(NEO4J_SCHEMES))}; "
+                f"at most {MAX_NEO4J_URI_LENGTH} characters)",
             )
     if user is not None:
         check_text("neo4j_user", user, "input.neo4jUser")

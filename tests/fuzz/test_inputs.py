@@ -551,7 +551,18 @@ CONFIGURE = """mutation($input: MemoryGraphSettingsInput!) { configureMemoryGrap
   __typename ... on InvalidInput { field } ... on Error { code } } }"""
 # Valid URIs only ever point at a closed loopback port: no connection leaves the machine.
 URIS = TEXT | st.sampled_from(
-    ["bolt://127.0.0.1:9", "neo4j://127.0.0.1:9", "http://127.0.0.1:9", "bolt://127.0.0.1:99999"]
+    [
+        "bolt://127.0.0.1:9",
+        "neo4j://127.0.0.1:9",
+        "http://127.0.0.1:9",
+        "bolt://127.0.0.1:99999",
+        # Hosts the resolver refuses to encode (an empty label, one over 63 characters).
+        "bolt://a..b:7687",
+        "bolt://.a:7687",
+        "neo4j://" + "a" * 64 + ":7687",
+        "bolt://" + "\u00e9" * 70 + ":7687",
+        "bolt://127.0.0.1:9/" + "x" * 5000,
+    ]
 )
 
 

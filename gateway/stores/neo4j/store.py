@@ -490,7 +490,9 @@ class Neo4jStore(Walks):
             query_timeout=query_timeout,
         )
         try:
-            async with _driver_errors(password, connection_timeout * 1.5):
+            # A ValueError here is the resolver's refusal of the host (a UnicodeError from its
+            # IDNA encoding, say, of a URI saved before hosts were checked): unreachable too.
+            async with _driver_errors(password, connection_timeout * 1.5, also=(ValueError,)):
                 await _first_connection(driver, connection_timeout)
             await store.ensure_schema()
             await store._upgrade_search()
