@@ -115,14 +115,18 @@ class GatewayGraphQL(SpecGraphQL):
 
     def decode_json(self, data: str | bytes) -> object:
         """A request (an HTTP body, a WebSocket message) is a JSON object (batching is off);
-        anything else — JSON nested too deep to decode, a bare ``NaN`` or ``Infinity`` — is
-        refused as bad JSON: HTTP 400, or the WebSocket closed with 4400."""
+        anything else — JSON nested too deep to decode, a bare ``NaN`` or ``Infinity``, an
+        integer of more digits than Python converts (4,300) — is refused as bad JSON: HTTP 400,
+        or the WebSocket closed with 4400."""
         try:
             value = json.loads(
                 data.decode("utf-8-sig") if isinstance(data, bytes) else data,
                 parse_constant=_not_json,
             )
-        except (UnicodeDecodeError, RecursionError) as exc:  # not UTF-8; nested too deep
+        except json.JSONDecodeError:
+            raise
+        # Not UTF-8 (a UnicodeDecodeError), nested too deep, an integer too long to convert.
+        except (ValueError, RecursionError) as exc:
             raise json.JSONDecodeError(type(exc).__name__, "", 0) from exc
         if not isinstance(value, dict):
             raise json.JSONDecodeError("not a JSON object", "", 0)

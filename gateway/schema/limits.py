@@ -12,7 +12,8 @@ is left to validation (which reports it), and the limiters skip it. So is a sele
 selects one response name more than ``MAX_REPEATED_FIELD`` times once its fragments are merged
 in (``{ health { status } health { status } … }``): validation compares every pair of fields
 sharing a name, so a 4,000-token document of one field repeated held the event loop for
-seconds. A document of several operations
+seconds. An integer literal of more digits than Python converts (``MAX_INT_LITERAL_DIGITS``)
+is refused there too: graphql-core would fail converting it. A document of several operations
 needs ``operationName`` (GraphQL over HTTP). The cost limit and the reader pool are
 ``gateway.schema.cost``; the time budget is enforced while a query runs, root field by root
 field (``gateway.schema.budget``, ``gateway.schema.pacing``), and the body size before anything
@@ -21,6 +22,8 @@ is read (``gateway.http.app.BodySizeLimit``).
 
 from __future__ import annotations
 
+import re
+import sys
 from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
@@ -35,9 +38,12 @@ from graphql import (
     GraphQLError,
     GraphQLSyntaxError,
     InlineFragmentNode,
+    IntValueNode,
     OperationDefinitionNode,
     SelectionSetNode,
+    Visitor,
     parse,
+    visit,
 )
 from strawberry.extensions import (
     AddValidationRules,
@@ -274,11 +280,38 @@ class CachedParse(SchemaExtension):
 def _parse(query: str, max_tokens: int) -> tuple[DocumentNode, str | None]:
     """The document and, when its fragments nest or expand too far, why it is refused."""
     document = parse(query, max_tokens=max_tokens)
+    if _LONG_DIGITS.search(query) and (digits := _longest_int_literal(document)):
+        # graphql-core would convert it, and Python refuses: an error without a meaning.
+        return document, (
+            f"An integer literal of {digits} digits is more than any argument takes "
+            f"(at most {MAX_INT_LITERAL_DIGITS})."
+        )
     shape = fragment_shape(document)
     problem = _fragment_problem(shape)
     if problem is None and shape is not None:
         problem = repeated_field_problem(document)
     return document, problem
+
+
+# Python converts no longer decimal text to an int (``sys.get_int_max_str_digits``).
+MAX_INT_LITERAL_DIGITS = sys.get_int_max_str_digits() or 4300
+_LONG_DIGITS = re.compile(rf"\d{{{MAX_INT_LITERAL_DIGITS + 1},}}")
+
+
+def _longest_int_literal(document: DocumentNode) -> int:
+    """The digits of the document's longest integer literal over ``MAX_INT_LITERAL_DIGITS``
+    (0: none; a long run of digits in a string is no literal)."""
+    longest = 0
+
+    class _Ints(Visitor):
+        def enter_int_value(self, node: IntValueNode, *_: Any) -> None:
+            nonlocal longest
+            digits = len(node.value.lstrip("-"))
+            if digits > MAX_INT_LITERAL_DIGITS:
+                longest = max(longest, digits)
+
+    visit(document, _Ints())
+    return longest
 
 
 def limit_extensions(limits: Limits) -> list[Callable[[], Any]]:

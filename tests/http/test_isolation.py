@@ -13,6 +13,7 @@ import resource
 import socket
 from typing import TYPE_CHECKING, Any
 
+import pytest
 import uvicorn
 
 from gateway.http.limits import BodySizeLimit
@@ -23,7 +24,6 @@ from tests.timing import once_within
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
 
-    import pytest
     from starlette.testclient import TestClient
     from starlette.types import Message, Receive, Scope, Send
 
@@ -36,6 +36,56 @@ def test_a_subscription_posted_for_one_answer_is_a_request_error(open_client: Te
 
     assert response.status_code == 400
     assert "subscriptions are not allowed" in response.text
+
+
+TOO_MANY_DIGITS = "1" + "0" * 4400  # more than Python converts to an int
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        '{"query": "query($n: Int) { lessons(limit: $n) { __typename } }", "variables": '
+        f'{{"n": {TOO_MANY_DIGITS}}}}}',
+        f'{{"query": "{{ __typename }}", "extensions": {{"n": {TOO_MANY_DIGITS}}}}}',
+    ],
+)
+def test_a_body_holding_an_integer_of_too_many_digits_is_bad_json(
+    open_client: TestClient, body: str
+) -> None:
+    refused = open_client.post(
+        "/graphql", content=body, headers={"content-type": "application/json"}
+    )
+    after = post(open_client, "{ __typename }")  # the same connection goes on
+
+    assert refused.status_code == 400
+    assert "JSON" in refused.text
+    assert after.json() == {"data": {"__typename": "Query"}}
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        f"{{ lessons(limit: {TOO_MANY_DIGITS}) {{ __typename }} }}",
+        f"{{ lessons(limit: -{TOO_MANY_DIGITS}) {{ __typename }} }}",
+        'mutation { observeUploadFile(input: {sessionId: "s1", fileId: "f", name: "a", '
+        f'path: "a", size: {TOO_MANY_DIGITS}}}) {{ __typename }} }}',
+    ],
+)
+def test_an_integer_literal_of_too_many_digits_is_a_limit_not_an_internal_error(
+    open_client: TestClient, document: str
+) -> None:
+    errors = post(open_client, document).json()["errors"]
+
+    assert [error["extensions"]["code"] for error in errors] == ["QUERY_LIMIT_EXCEEDED"]
+    assert "4401 digits" in errors[0]["message"]
+
+
+def test_digits_in_a_string_are_no_integer_literal(open_client: TestClient) -> None:
+    document = f'{{ searchNodes(query: "{TOO_MANY_DIGITS}") {{ __typename }} }}'
+
+    errors = post(open_client, document).json().get("errors") or []
+
+    assert not any("digits" in error["message"] for error in errors)
 
 
 def test_two_operations_without_an_operation_name_are_refused(open_client: TestClient) -> None:
