@@ -143,6 +143,31 @@ def validate_event(event: Any, prefix: str = "input") -> None:
         path = "sessionId" if field.name == "session_id" else f"{prefix}.{name}"
         _check(field.name, getattr(event, field.name), path)
     _check_order(event, names, prefix)
+    _check_own_session(event, names, prefix)
+
+
+# Keys whose form names a session (SPEC §2): a write may create one only under its own, so no
+# session can take another's goal or upload key before it is written (that session's own
+# writes would then be refused as another session's).
+_SESSION_KEYS = {"goal_id": "goal:session:", "file_id": "source_file:session:"}
+
+
+def _check_own_session(event: Any, names: dict[str, str], prefix: str) -> None:
+    session_id = getattr(event, "session_id", None)
+    if not isinstance(session_id, str):
+        return
+    for name, head in _SESSION_KEYS.items():
+        value = getattr(event, name, None)
+        if not isinstance(value, str) or not value.startswith(head):
+            continue
+        rest = value[len(head) :]
+        own = rest == session_id if name == "goal_id" else rest.startswith(session_id + ":")
+        if not own:
+            form = head + "<sessionId>" + (":<path>" if name == "file_id" else "")
+            raise InvalidInputError(
+                f"{prefix}.{names.get(name) or camel(name)}",
+                f"names another session: a key of the form {form} takes this event's sessionId",
+            )
 
 
 def _check_order(event: Any, names: dict[str, str], prefix: str) -> None:

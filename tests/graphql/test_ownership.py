@@ -158,3 +158,39 @@ async def test_versions_of_another_session_never_join_its_lineage(gql: GraphQLCl
 
     assert await _lineage(gql) == {("Artifact:fig#v3", "Artifact:fig#v1")}
     assert (await _props(gql, "Artifact:fig#v2"))["sessionId"] == "B"
+
+
+async def test_a_goal_key_naming_another_session_is_refused_and_that_session_keeps_it(
+    gql: GraphQLClient,
+) -> None:
+    squat = await b.first_message(gql, "B", goalId="goal:session:A")
+
+    own = await b.first_message(gql, "A")
+
+    assert (squat["__typename"], squat["field"]) == ("InvalidInput", "input.goalId")
+    assert (await b.subgraph(gql, "B"))["nodes"] == []
+    assert own["__typename"] == "Observed"
+    assert (await _props(gql, "ResearchGoal:goal:session:A"))["sessionId"] == "A"
+
+
+async def test_an_upload_key_naming_another_session_is_refused_and_that_session_keeps_it(
+    gql: GraphQLClient,
+) -> None:
+    squat = await b.upload(gql, "B", "data.csv", fileId=b.file_id("A", "data.csv"))
+    # A session whose id begins with the other's is another session too.
+    prefix = await b.upload(gql, "A:b", "data.csv", fileId=b.file_id("A", "data.csv"))
+
+    own = await b.upload(gql, "A", "data.csv")
+
+    assert (squat["__typename"], squat["field"]) == ("InvalidInput", "input.fileId")
+    assert (prefix["__typename"], prefix["field"]) == ("InvalidInput", "input.fileId")
+    assert (await b.subgraph(gql, "B"))["nodes"] == []
+    assert own["__typename"] == "Observed"
+    assert (await _props(gql, "SourceFile:" + b.file_id("A", "data.csv")))["sessionId"] == "A"
+
+
+async def test_keys_of_another_form_are_not_read_for_a_session(gql: GraphQLClient) -> None:
+    goal = await b.first_message(gql, "B", goalId="goal:B:custom")
+    upload = await b.upload(gql, "B", "d.csv", fileId="upload-7")
+
+    assert goal["__typename"] == upload["__typename"] == "Observed"
