@@ -10,7 +10,8 @@ is refused by the log engine instead of being read as empty.
 from __future__ import annotations
 
 import asyncio
-from typing import TYPE_CHECKING
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
 
 from gateway.settings import DEFAULT_FILE_ENGINE
 from gateway.stores.file.codec import apply_op, capture, decode, encode, snapshot_ops
@@ -21,6 +22,7 @@ from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
 from gateway.stores.sqlite.store import READERS, SqliteStore
 from resolvers.errors import InvalidInputError
+from resolvers.validate import check_unicode
 from resolvers.values import check_finite, finite_json
 
 if TYPE_CHECKING:
@@ -96,29 +98,40 @@ async def export_graph(store: FileStore | SqliteStore, output: Path) -> int:
 async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> int:
     """Build the SQLite database of an empty ``directory`` from JSON lines written by
     ``export_graph``; the number of records. Raises ``ValueError`` naming the line of a bad
-    record (one holding a ``NaN`` or infinity, which JSON lacks, names the field too),
-    ``FileExistsError`` when the directory already holds a graph. Nothing is built unless
-    every line is good."""
+    record (one holding a ``NaN`` or infinity, which JSON lacks, names the field too), of one
+    holding a value no later read could answer (``_check_record``) and of an edge whose end no
+    line defines; ``FileExistsError`` when the directory already holds a graph. Nothing is
+    built unless every line is good."""
 
     def build() -> int:
         if (directory / DATABASE_NAME).exists() or log_files(directory):
             raise FileExistsError(f"{directory} already holds a graph; import into a new one")
         graph = MemoryGraph()
         strings: dict[str, str] = {}
+        edges: list[tuple[int, str, str]] = []  # line, source, target
         with source.open("rb") as file:
             for number, line in enumerate(file, 1):
                 if not line.strip():
                     continue
                 try:
                     op = decode(line)
+                    _check_record(op)
                     check_finite(op, "")
                     apply_op(graph, op, strings)
                 except InvalidInputError as exc:
                     raise ValueError(f"{source}, line {number}: {exc.message}") from exc
-                except (ValueError, KeyError, TypeError) as exc:
+                except (ValueError, KeyError, TypeError, RecursionError) as exc:
                     raise ValueError(
-                        f"{source}, line {number}: not a graph record ({exc})"
+                        f"{source}, line {number}: not a graph record ({type(exc).__name__}: {exc})"
                     ) from exc
+                if op["op"] == "e":
+                    edges.append((number, op["source"], op["target"]))
+        for number, *ends in edges:
+            missing = [end for end in ends if end not in graph.nodes]
+            if missing:
+                raise ValueError(
+                    f"{source}, line {number}: an edge to {missing[0]!r}, which no line defines"
+                )
         captured = capture(graph)
         directory.mkdir(parents=True, exist_ok=True)
         build_database(directory, captured, fsync=fsync, origin="json-lines")
@@ -129,3 +142,49 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
         return await asyncio.to_thread(build)
     finally:
         lock.release()
+
+
+# What the API writes and reads back as a GraphQL ``Int`` (32-bit): every integer of a record
+# stays within it, so a value no mutation could have written cannot fail a later read.
+_INT_RANGE = range(-(2**31), 2**31)
+# Deeper than any property the API writes (its lists hold texts): beyond, a value is refused.
+_MAX_NESTING = 32
+
+
+def _check_record(op: dict[str, Any]) -> None:
+    """Refuse what a read of the record would fail on (``ValueError``, or ``InvalidInputError``
+    naming the field): a node's time without an offset, an integer outside the 32-bit range (a
+    sequence number, a counter, a property), text that is not Unicode (a lone surrogate), a
+    value nested deeper than ``_MAX_NESTING``."""
+    for name, value in op.items():
+        _check_value(name, value, 1)
+    kind = op.get("op")
+    if kind == "n":
+        created = datetime.fromisoformat(op["created"])
+        if created.utcoffset() is None:
+            raise ValueError(f"'created' {op['created']!r} has no UTC offset")
+        _check_int("seq", op["seq"], lowest=0)
+    elif kind == "q":
+        _check_int("value", op["value"], lowest=0)
+
+
+def _check_int(name: str, value: Any, *, lowest: int = _INT_RANGE.start) -> None:
+    if type(value) is not int:
+        raise ValueError(f"{name!r} must be an integer, not {type(value).__name__}")
+    if not lowest <= value < _INT_RANGE.stop:
+        raise ValueError(f"{name!r} is {value}, outside {lowest}..{_INT_RANGE.stop - 1}")
+
+
+def _check_value(name: str, value: Any, depth: int) -> None:
+    if depth > _MAX_NESTING:
+        raise ValueError(f"{name!r} is nested more than {_MAX_NESTING} levels deep")
+    if type(value) is int:
+        _check_int(name, value)
+    elif isinstance(value, str):
+        check_unicode(value, name)
+    elif isinstance(value, list):
+        for item in value:
+            _check_value(name, item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_value(f"{name}.{key}", item, depth + 1)

@@ -79,6 +79,22 @@ def build_database(directory: Path, captured: Captured, *, fsync: bool, origin: 
     partial = directory / f"{DATABASE_NAME}.migrating"
     total = captured.record_count()
     logger.info("writing the graph to SQLite: %d records", total)
+    try:
+        _write_database(partial, captured, total, origin)
+    except BaseException:
+        # Nothing half built stays behind: the next attempt starts from an empty directory.
+        for suffix in ("", "-wal", "-shm"):
+            (directory / f"{DATABASE_NAME}.migrating{suffix}").unlink(missing_ok=True)
+        raise
+    if fsync:
+        _fsync_file(partial)
+    for suffix in ("-wal", "-shm"):
+        (directory / f"{DATABASE_NAME}.migrating{suffix}").unlink(missing_ok=True)
+    os.replace(partial, database)
+    _fsync_directory(directory, fsync)
+
+
+def _write_database(partial: Path, captured: Captured, total: int, origin: str) -> None:
     db = sqlite3.connect(partial, isolation_level=None)
     try:
         # The file is not the database until it is renamed: no journal, one fsync at the end.
@@ -101,12 +117,6 @@ def build_database(directory: Path, captured: Captured, *, fsync: bool, origin: 
         db.execute("PRAGMA journal_mode = WAL")
     finally:
         db.close()
-    if fsync:
-        _fsync_file(partial)
-    for suffix in ("-wal", "-shm"):
-        (directory / f"{DATABASE_NAME}.migrating{suffix}").unlink(missing_ok=True)
-    os.replace(partial, database)
-    _fsync_directory(directory, fsync)
 
 
 def _load_records(db: sqlite3.Connection, captured: Captured, total: int) -> None:

@@ -16,7 +16,9 @@ from gateway.cli import main as cli
 from gateway.settings import Settings
 from gateway.stores.embedded import capture_embedded, export_graph, import_graph
 from gateway.stores.file.store import FileStore
+from gateway.stores.sqlite.migrate import build_database
 from gateway.stores.sqlite.store import SqliteStore
+from resolvers.records import EdgeRecord, EdgeType
 from tests.stores.sqlite.test_migrate_log import normalised, write_log_store
 
 if TYPE_CHECKING:
@@ -56,6 +58,68 @@ async def test_a_bad_line_is_named_and_nothing_is_built(tmp_path: Path) -> None:
         await import_graph(tmp_path / "graph", lines)
 
     assert not (tmp_path / "graph" / "graph.sqlite3").exists()
+
+
+CREATED = "2026-01-01T00:00:00+00:00"
+
+
+def node_line(node_id: str, *, created: str = CREATED, seq: Any = 0, props: Any = None) -> str:
+    label, key = node_id.split(":", 1)
+    record = {"op": "n", "id": node_id, "label": label, "key": key, "session": "s1"}
+    return json.dumps({**record, "created": created, "props": props or {}, "seq": seq})
+
+
+@pytest.mark.parametrize(
+    ("lines", "refusal"),
+    [
+        # Values a read would fail on: a GraphQL Int is 32-bit, a time compares with an offset.
+        ([node_line("Artifact:a#v1", props={"artifact_id": "a", "version": 2**40})], "line 1"),
+        ([node_line("Code:c"), node_line("ToolCall:subtask:c", seq=2**62)], "line 2: .*'seq'"),
+        ([node_line("Code:c", seq=-1)], "line 1: .*'seq'"),
+        ([node_line("Code:c", props={"sizes": [1, 2**31]})], "line 1: .*props.sizes"),
+        (['{"op": "q", "session": "s1", "value": 4611686018427387904}'], "line 1: .*'value'"),
+        ([node_line("Code:c", created="2026-01-01T00:00:00")], "line 1: .*no UTC offset"),
+        ([node_line("Code:c", props={"tool": "\ud800"})], "line 1: props.tool: .*surrogate"),
+        (
+            [
+                '{"op": "n", "id": "Code:c", "label": "Code", "key": "c", "session": "s1", '
+                f'"created": "{CREATED}", "seq": 0, "props": {{"x": {"[" * 40 + "]" * 40}}}}}'
+            ],
+            "line 1: .*nested",
+        ),
+        (['{"op": "n", "props": ' + "[" * 5000 + "]" * 5000 + "}"], "line 1: .*Recursion"),
+        # An edge whose end no line defines, in either order.
+        (
+            [
+                node_line("Code:c"),
+                '{"op": "e", "type": "produces", "source": "Code:c", "target": "Artifact:x#v1"}',
+            ],
+            "line 2: an edge to 'Artifact:x#v1'",
+        ),
+    ],
+)
+async def test_a_record_no_read_could_take_is_named_and_nothing_is_built(
+    tmp_path: Path, lines: list[str], refusal: str
+) -> None:
+    source = tmp_path / "graph.jsonl"
+    source.write_text("\n".join(lines) + "\n")
+
+    with pytest.raises(ValueError, match=refusal):
+        await import_graph(tmp_path / "graph", source)
+
+    assert not any(path.name.startswith("graph.sqlite3") for path in (tmp_path / "graph").iterdir())
+
+
+async def test_a_database_build_that_fails_leaves_no_partial_file(tmp_path: Path) -> None:
+    captured = await write_log_store(tmp_path / "old")
+    dangling = EdgeRecord(EdgeType.PRODUCES, "Code:nowhere", "Artifact:nowhere#v1", {})
+    broken = dataclasses.replace(captured, edges=[*captured.edges, dangling])
+    (tmp_path / "new").mkdir()
+
+    with pytest.raises(KeyError):
+        build_database(tmp_path / "new", broken, fsync=False, origin="test")
+
+    assert list((tmp_path / "new").iterdir()) == []
 
 
 async def test_the_commands_round_trip(
