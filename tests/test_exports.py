@@ -3,6 +3,7 @@ Mermaid names every node and edge."""
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import re
 import xml.etree.ElementTree as ET
@@ -142,6 +143,24 @@ async def test_graphml_has_every_node_and_typed_edge(records: SessionRecords) ->
     ] == [(edge.source, edge.target, edge.type.value) for edge in records.edges]
     labels = Counter(node.findtext("g:data[@key='label']", None, ns) for node in nodes)
     assert labels["ToolCall"] == 5
+
+
+@pytest.mark.parametrize("odd", ["\ufffe", "\uffff", "\x01", "\ud800"])
+async def test_graphml_of_a_text_xml_forbids_is_well_formed(
+    records: SessionRecords, odd: str
+) -> None:
+    # As older data or another tool may hold it: in a key, an id and a property.
+    node = records.nodes[0]
+    changed = dataclasses.replace(
+        node, id=f"{node.id}{odd}", key=f"{node.key}{odd}", props={**node.props, "x": odd}
+    )
+    odd_records = dataclasses.replace(records, nodes=[changed, *records.nodes[1:]])
+
+    content = export_session(odd_records, ExportFormat.GRAPHML).content
+
+    root = ET.fromstring(content)
+    keys = {n.findtext("g:data[@key='key']", None, {"g": GRAPHML_NS}) for n in root.iter()}
+    assert f"{node.key}\ufffd" in keys
 
 
 async def test_mermaid_names_every_node_and_edge(records: SessionRecords) -> None:

@@ -9,6 +9,7 @@ the ``exportSession`` GraphQL field. The PROV mapping lives in ``gateway.exports
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass
 from enum import StrEnum
@@ -149,7 +150,14 @@ def to_graphml(records: SessionRecords) -> str:
         if edge.props:
             _data(element, "edge_props", _json_text(edge.props))
     ET.indent(root)
-    return ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    document = ET.tostring(root, encoding="unicode", xml_declaration=True) + "\n"
+    # Markup is ASCII: what XML forbids can only be stored text (U+FFFE, U+FFFF, a control
+    # character from older data), which ElementTree writes as it is.
+    return _NOT_XML.sub("\N{REPLACEMENT CHARACTER}", document)
+
+
+# Every character but those XML 1.0 allows (its ``Char`` production).
+_NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _json_text(props: Mapping[str, Any]) -> str:
