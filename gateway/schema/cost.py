@@ -2,12 +2,13 @@
 
 **Cost** is the worst case of how many field values the operation completes: every selected
 field counts once per item it is completed for, and a list field multiplies what is below it by
-its size — its ``first``/``limit``/``limitPerType`` argument (literal or variable), else the
-size of the field whose result holds it (a ``Subgraph``'s ``nodes`` and ``edges`` are as many
-as its ``first``; lists inside their items are not), else that argument's default
-(``DEFAULT_SIZES``), else ``SESSION_LONG_LISTS`` for lists as long as a task chain, else
-``UNSIZED``; a size over any field's maximum counts as that maximum
-(the field refuses it itself); a field that scans more than it answers adds ``SCAN_COSTS``.
+its size — its ``first``/``limit``/``limitPerType`` argument (literal, variable or the
+schema's default), else the size of the field whose result holds it (a ``Subgraph``'s ``nodes``
+and ``edges`` are as many as its ``first``; lists inside their items are not), else a default
+of ours for that argument (``DEFAULT_SIZES``), else ``SESSION_LONG_LISTS`` for lists as long
+as a task chain, else ``UNSIZED``; a list as long as an enum (``GROUPED_LISTS``) passes the
+size on to its items' lists; a size over any field's maximum counts as that maximum (the field
+refuses it itself); a field that scans more than it answers adds ``SCAN_COSTS``.
 Aliases count separately, fragments where they are spread. So 30 aliases of
 ``subgraph(first: 5000) { nodes { id } }`` cost about 300,000 and are refused, while a
 playground's view of one session costs a few thousand to some 30,000. The read token has its
@@ -50,6 +51,7 @@ from strawberry.types import ExecutionResult
 from strawberry.types.graphql import OperationType
 
 from resolvers import search, subgraph
+from resolvers.memory.records import MemoryRecordType
 
 if TYPE_CHECKING:
     from collections.abc import Iterator, Mapping
@@ -69,6 +71,9 @@ UNSIZED = 50
 # Lists with no size argument whose length grows with the session: a trace's witness ``path``
 # and its exploration (``chain``) follow a task chain step by step, however long it is.
 SESSION_LONG_LISTS = {"path": 1000, "chain": 1000}
+# Lists as long as an enum, whose items hold the lists the enclosing size bounds: ``recall``'s
+# ``groups`` (one per record type) hold ``limitPerType`` records each.
+GROUPED_LISTS = {"groups": len(MemoryRecordType)}
 # Fields whose work grows with what they read, not with the page they answer: a search over
 # every session ranks every match of a common term in all of them, a listing of edges over
 # every session counts every edge of its types, an export renders a whole session. Counted as
@@ -207,6 +212,9 @@ class _CostWalk:
         items = (inner_bound if inner_bound is not None else unsized) if is_list else 1
         # A size bounds the lists of the field's own result, not lists nested in their items.
         below_bound = None if is_list else inner_bound
+        groups = GROUPED_LISTS.get(node.name.value)
+        if is_list and groups is not None:
+            items, below_bound = groups, bound
         below = (
             self.cost(node.selection_set, get_named_type(definition.type), below_bound)
             if node.selection_set
@@ -243,6 +251,10 @@ class _CostWalk:
                     return min(max(given, 0), MAX_SIZE)
             elif isinstance(value, IntValueNode) and len(value.value) < 12:
                 return min(max(int(value.value), 0), MAX_SIZE)
+        for name in names:
+            declared = accepted[name].default_value  # the schema's default, when it has one
+            if isinstance(declared, int) and not isinstance(declared, bool):
+                return min(max(declared, 0), MAX_SIZE)
         return DEFAULT_SIZES.get(node.name.value, DEFAULT_SIZE)
 
 

@@ -121,6 +121,26 @@ def costs_of(document: str, **variables: Any) -> dict[str, int]:
     return root_costs(build_schema()._schema, graphql.parse(document), None, variables)
 
 
+RECALL = (
+    '{ recall(topic: "tp53"%s) { ... on Recall { groups { type total records { id tags } } } } }'
+)
+
+
+def test_recall_costs_its_records_per_type_its_default_included() -> None:
+    # 4 groups * (1 + type + total + records * (1 + id + tags * 1)), tags unsized (50).
+    def expected(per_type: int) -> int:
+        return 1 + 4 * (1 + 1 + 1 + per_type * (1 + 1 + 50))
+
+    assert costs_of(RECALL % "") == {"recall": expected(10)}  # limitPerType: Int = 10
+    assert costs_of(RECALL % ", limitPerType: 100") == {"recall": expected(100)}
+
+
+async def test_an_ordinary_recall_is_within_the_read_tokens_cost_limit(runtime: Runtime) -> None:
+    result = await client(runtime).raw(RECALL % "", can_write=False)
+
+    assert codes(result) == []
+
+
 def test_a_search_in_one_session_costs_its_page_and_one_over_every_session_is_heavy() -> None:
     document = f"query($q: String!, $s: String) {{ {SEARCH} }}"
 
