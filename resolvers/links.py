@@ -4,8 +4,10 @@ A Paper's key is the canonical form of its link. Every spelling of one identifie
 canonical form, two distinct identifiers never share one. Per kind:
 
 * **DOI** — ``10.x/…``, ``doi:``, ``DOI ``, ``info:doi/``, ``urn:doi:``, ``[dx.|www.]doi.org/``
-  with or without ``http(s)://`` (a doi.org URL drops its query, fragment and trailing ``/``
-  and decodes ``%2F``) → ``https://doi.org/<doi lower-cased>`` (DOIs are case-insensitive);
+  with or without ``http(s)://``, one prefix after another (``doi.org/doi:10.x/…``; a doi.org
+  URL drops its query, fragment and trailing ``/`` and decodes ``%2F``) →
+  ``https://doi.org/<doi lower-cased>`` (DOIs are case-insensitive). A bare ``10.a.b.c/…`` is
+  the IPv4 address it spells, not a DOI;
 * **arXiv** — ``arXiv:<id>``, ``arxiv.org/abs|pdf|html/<id>[vN][.pdf]`` on any arxiv.org host,
   the DOI ``10.48550/arXiv.<id>`` → ``https://arxiv.org/abs/<id>``, **without** the version;
 * **PMID** — ``PMID:<n>``, ``PMID <n>``, ``info:pmid/<n>``, ``pubmed.ncbi.nlm.nih.gov/<n>``,
@@ -39,7 +41,10 @@ _DOI_PREFIX = re.compile(
     r"^(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*|doi\s+|info:doi/|urn:doi:)",
     re.IGNORECASE,
 )
-_BARE_DOI = re.compile(r"^10\.\d{3,9}/\S")
+# ``10.<registrant>/<suffix>``, the registrant digits (dot-separated for a sub-registrant),
+# but not an IPv4 address of the 10/8 network with a path (``_IP_PATH``).
+_BARE_DOI = re.compile(r"^10(?:\.\d{1,9})+/\S")
+_IP_PATH = re.compile(r"^10\.\d{1,3}\.\d{1,3}\.\d{1,3}/")
 _ARXIV_DOI = re.compile(r"^10\.48550/arxiv\.(.+)$", re.IGNORECASE)
 _ARXIV_ID = re.compile(
     r"^(?P<id>\d{4}\.\d{4,5}|[a-z-]+(?:\.[A-Za-z-]+)?/\d{7})(?:v\d+)?(?:\.pdf)?$", re.IGNORECASE
@@ -84,11 +89,14 @@ def normalize_link(raw: str) -> str:
 
 def _doi(link: str) -> str | None:
     prefix = _DOI_PREFIX.match(link)
-    if prefix is None and not _BARE_DOI.match(link):
+    if prefix is None and not (_BARE_DOI.match(link) and not _IP_PATH.match(link)):
         return None
-    doi = link[prefix.end() :] if prefix else link
-    if prefix is not None and "doi.org" in prefix.group(0).lower():
-        doi = unquote(re.split(r"[?#]", doi, maxsplit=1)[0])
+    doi = link
+    while prefix is not None:  # ``https://doi.org/doi:10.…`` names the DOI after both
+        doi = doi[prefix.end() :]
+        if "doi.org" in prefix.group(0).lower():
+            doi = unquote(re.split(r"[?#]", doi, maxsplit=1)[0])
+        prefix = _DOI_PREFIX.match(doi)
     doi = doi.split("#", 1)[0].strip().rstrip("/")
     if not doi:
         return ""

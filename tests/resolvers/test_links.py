@@ -45,7 +45,15 @@ SPELLINGS: dict[str, list[str]] = {
         "https://doi.org/10.1000%2Fabc",
         "  10.1000/abc  ",
         "10.1000/abc#abstract",
+        "https://doi.org/doi:10.1000/abc",
+        "doi.org/DOI:10.1000/ABC",
+        "https://doi.org/info:doi/10.1000/abc",
     ],
+    # A registrant of any number of digits, with or without a prefix.
+    "https://doi.org/10.1/xyz": ["10.1/xyz", "doi:10.1/xyz", "https://doi.org/10.1/XYZ"],
+    "https://doi.org/10.12.3/x": ["10.12.3/x", "doi:10.12.3/X"],
+    # An IPv4 address of 10/8 with a path is a URL.
+    "https://10.0.0.1/data": ["10.0.0.1/data", "http://10.0.0.1/data/"],
     NATURE: [
         "10.1038/Nature12373",
         "doi:10.1038/NATURE12373",
@@ -174,6 +182,10 @@ DISTINCT = [
     "10.1000/abc",
     "10.1000/abd",
     "10.1000/abc.v2",
+    "10.1/abc",
+    "10.10/abc",
+    "10.1.1/abc",
+    "10.0.0.1/abc",
     "https://x.org/a",
     "https://x.org/A",
     "https://x.org/a?flag",
