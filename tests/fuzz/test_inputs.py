@@ -434,6 +434,9 @@ ORDERED_BEFORE_FINISH = ("startedAt", "createdAt")
 def related(name: str) -> set[str]:
     """The fields a refusal of a hostile ``name`` may name."""
     prefix, _, last = name.rpartition(".")
+    # A goal or upload key names its session: a new sessionId may contradict it.
+    if name == "sessionId":
+        return {name, "input.goalId", "input.fileId"}
     if last in ORDERED_BEFORE_FINISH:
         return {name, f"{prefix}.finishedAt" if prefix else "finishedAt"}
     return {name}
@@ -474,6 +477,7 @@ async def attack(mutation: Mutation, path: Path_, value: Any, directory: Path) -
 @example(hostile=(MUTATIONS[3], ("source",), "\x1f"))
 @example(hostile=(MUTATIONS[3], ("invocationId",), "\n"))
 @example(hostile=(MUTATIONS[2], ("producedArtifacts", 0, "version"), 2**53 + 1))
+@example(hostile=(MUTATIONS[0], ("sessionId",), "../"))  # the upload key then names another session
 async def test_a_hostile_field_is_refused_by_name_or_accepted_and_nothing_else_is_written(
     hostile: tuple[Mutation, Path_, Any], tmp_path_factory: pytest.TempPathFactory
 ) -> None:
