@@ -176,3 +176,34 @@ def test_stdio_on_a_directory_a_gateway_serves_points_to_its_endpoint(tmp_path: 
     assert done.returncode == 1
     assert "/mcp" in done.stderr
     assert done.stdout == ""
+
+
+async def test_http_refuses_json_it_cannot_read_as_a_parse_error(gateway_url: str) -> None:
+    # What a JSON body may hold that Python cannot turn into values: an integer past its 4,300
+    # digits, nesting past any recursion limit, a cut-off document, a lone surrogate.
+    headers = {
+        "Authorization": f"Bearer {INTERNAL}",
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    call = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"query_graph",'
+    hostile = {
+        "a long integer id": '{"jsonrpc":"2.0","id":%s,"method":"tools/list"}' % ("9" * 5000),
+        "a long integer argument": call + '"arguments":{"session_id":%s}}}' % ("9" * 5000),
+        "deep nesting": call + '"arguments":{"query":%s}}}' % ("[" * 5000 + "]" * 5000),
+        "a cut-off document": '{"jsonrpc":"2.0","id":4,',
+        "a lone surrogate": call + '"arguments":{"session_id":"s1","query":"\\ud800"}}}',
+    }
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        answers = {
+            name: await http.post(f"{gateway_url}/mcp", content=body)
+            for name, body in hostile.items()
+        }
+    async with over_http(gateway_url, INTERNAL) as client:
+        found = answer(await client.call_tool("query_graph", {"session_id": "s1", "query": "x"}))
+
+    for name, response in answers.items():
+        assert response.status_code == 400, name
+        assert response.json()["error"]["code"] == -32700, name  # JSON-RPC: parse error
+    assert found == {"nodes": [], "total": 0, "truncated": False}
