@@ -514,6 +514,22 @@ class SessionPageReader(Protocol):
 
 
 @runtime_checkable
+class ChainsReader(Protocol):
+    """Optional: the members of several chains of one session in one request.
+
+    A backend offers it when each ``chain_members`` is a request of its own (a hand-off to
+    the SQLite engine's reader thread): a session's subgraph asks for every scope's chain.
+    """
+
+    async def chains_members(
+        self, session_id: str, scope_keys: Sequence[str | None]
+    ) -> list[list[NodeRecord]]:
+        """``chain_members(session_id, key)`` of each of ``scope_keys``, in their order, read
+        in one state."""
+        ...
+
+
+@runtime_checkable
 class TraceReader(Protocol):
     """Optional: the primitive answers of a whole provenance trace in one or a few requests.
 

@@ -30,7 +30,7 @@ from resolvers.records import (
     split_node_id,
 )
 from resolvers.resolve import in_scope
-from resolvers.store import SessionPageReader, one_state
+from resolvers.store import ChainsReader, SessionPageReader, one_state
 from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
@@ -166,8 +166,21 @@ def _surrogate(scope_id: str, product_id: str, via_child: str) -> EdgeRecord:
 
 
 async def _children(store: GraphReader, scope: NodeRecord, session_id: str) -> list[NodeRecord]:
-    members = await store.chain_members(session_id, scope.key)
-    return [node for node in members if in_scope(node, session_id)]
+    (children,) = await _children_of(store, [scope], session_id)
+    return children
+
+
+async def _children_of(
+    store: GraphReader, scopes: Sequence[NodeRecord], session_id: str
+) -> list[list[NodeRecord]]:
+    """The live members of each scope's chain, in one request where the store can
+    (``ChainsReader``)."""
+    keys = [scope.key for scope in scopes]
+    if isinstance(store, ChainsReader):
+        chains = await store.chains_members(session_id, keys)
+    else:
+        chains = [await store.chain_members(session_id, key) for key in keys]
+    return [[node for node in members if in_scope(node, session_id)] for members in chains]
 
 
 async def _scope_products(
@@ -180,8 +193,8 @@ async def _scope_products(
     and scope (the first child that made it). ``known``: live nodes of the session already
     read, by id (only the others are read)."""
     scope_of: dict[str, NodeRecord] = {}
-    for scope in scopes:
-        for child in await _children(store, scope, session_id):
+    for scope, children in zip(scopes, await _children_of(store, scopes, session_id), strict=True):
+        for child in children:
             scope_of.setdefault(child.id, scope)
     if not scope_of:
         return []

@@ -76,7 +76,12 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from gateway.http.app import create_app
-    from gateway.http.serving import HeadTimeoutProtocol, fit_open_file_limit
+    from gateway.http.serving import (
+        HeadTimeoutProtocol,
+        fit_open_file_limit,
+        settle_startup_heap,
+        tune_collector,
+    )
     from gateway.observability.logs import configure_logging
 
     settings = dataclasses.replace(
@@ -93,8 +98,9 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
             "no internal token configured: serving on loopback only (%s), without authentication",
             settings.host,
         )
+    tune_collector()
     uvicorn.run(
-        create_app(settings),
+        create_app(settings, started=settle_startup_heap),
         host=settings.host,
         port=settings.port,
         log_level=settings.log_level.lower(),

@@ -59,7 +59,7 @@ from gateway.settings import Settings, load_settings
 from resolvers.values import finite_json
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
+    from collections.abc import AsyncIterator, Callable
 
     from starlette.requests import Request
     from starlette.responses import Response
@@ -172,7 +172,14 @@ async def health(request: Request) -> JSONResponse:
     return JSONResponse(report.as_json())
 
 
-def create_app(settings: Settings | None = None, limits: Limits | None = None) -> Starlette:
+def create_app(
+    settings: Settings | None = None,
+    limits: Limits | None = None,
+    *,
+    started: Callable[[], None] | None = None,
+) -> Starlette:
+    """The gateway; ``started`` is called once the runtime has started (``serve``: settle the
+    heap the start made, ``gateway.http.serving.settle_startup_heap``)."""
     settings = settings or load_settings()
     access = Access(settings)
     playground = Playground()
@@ -199,6 +206,8 @@ def create_app(settings: Settings | None = None, limits: Limits | None = None) -
             logger.critical("cannot start: %s", exc)
             # The message says it all: the server's own frames would only bury it.
             raise exc.with_traceback(None) from None
+        if started is not None:
+            started()
         try:
             async with tools.running():
                 yield

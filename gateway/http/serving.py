@@ -10,6 +10,7 @@ its own timeout (``gateway.http.app.BodySizeLimit``).
 
 from __future__ import annotations
 
+import gc
 import logging
 import resource
 from typing import TYPE_CHECKING, Any
@@ -23,6 +24,27 @@ if TYPE_CHECKING:
 
 
 logger = logging.getLogger(__name__)
+
+# A young collection after this many new container objects instead of Python's 700: answering
+# one subgraph (a few thousand objects, nearly all freed by their reference counts once the
+# answer is sent) set off five young collections, and every other request a collection of the
+# middle generation: ~0.8 ms of its ~17 ms in-process (SQLite engine, 1M nodes).
+YOUNG_COLLECTION_THRESHOLD = 10_000
+
+
+def tune_collector() -> None:
+    """For a serving process: collect the young generation less often (see above)."""
+    _, middle, old = gc.get_threshold()
+    gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, old)
+
+
+def settle_startup_heap() -> None:
+    """After the start: what it made (modules, the schema, the store's open state) leaves the
+    cyclic collector's walks. A full walk of a SQLite-engine gateway's ~155,000 containers took
+    ~100 ms, once every few dozen requests; the log engine freezes its loaded graph itself."""
+    gc.collect()
+    gc.freeze()
+
 
 # Descriptors beside the connections: the store's files, the Neo4j pool, the log, the loop.
 SPARE_DESCRIPTORS = 256

@@ -26,6 +26,7 @@ from gateway.live.feed import FeedSource, FeedTailer, FeedTransaction, encode_ch
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.records import EdgeRecord
 from resolvers.store import (
+    ChainsReader,
     ConsistentReader,
     RankedSearch,
     ReachReader,
@@ -69,6 +70,8 @@ class PublishingStore(ForwardedReads):
             self.search_ranked = store.search_ranked
         if isinstance(store, SessionPageReader):
             self.session_page = store.session_page
+        if isinstance(store, ChainsReader):
+            self.chains_members = store.chains_members
         if isinstance(store, SizedStore):
             self.stored_bytes = store.stored_bytes
         if isinstance(store, ConsistentReader):

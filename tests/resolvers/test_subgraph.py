@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 import pytest
 
+from gateway.stores.sqlite.reads import Reads
+from gateway.stores.sqlite.store import SqliteStore
+from resolvers import subgraph
 from resolvers.cleanup import cleanup_session
 from resolvers.errors import InvalidInputError, NodeNotFoundError
 from resolvers.records import EdgeType
@@ -22,11 +25,15 @@ from tests.resolvers.builders import (
     execution,
     goal,
     paper,
+    scope_id,
     search,
     subagent,
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from pathlib import Path
+
     from resolvers.records import EdgeRecord
     from resolvers.store import GraphStore
 
@@ -74,6 +81,69 @@ async def test_several_products_of_a_kind_become_a_group(store: GraphStore) -> N
         (scope, GROUP): {"surrogate": True, "aggregated": True, "viaChild": call("c1", "sub")},
         (scope, paper(LINK)): {"surrogate": True, "viaChild": call("q1", "sub")},
     }
+
+
+@runtime_checkable
+class _NeverOffered(Protocol):
+    def never_offered(self) -> None: ...
+
+
+async def test_every_scope_folds_alike_whether_the_chains_are_read_at_once_or_one_by_one(
+    store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three scopes (one with children that made nothing, one with none at all) and a main
+    chain: the subgraph from ``ChainsReader`` (SQLite) is the one read chain by chain."""
+    await goal(store)
+    for n, name in enumerate(["alpha", "beta", "gamma"]):
+        await subagent(store, name, 10 + 10 * n, summary=f"{name} done")
+    await execution(store, "a1", 11, scope="alpha", produces=[("fig", 1), ("table", 1)])
+    await search(store, "a2", 12, [LINK], scope="alpha")
+    await execution(store, "b1", 21, scope="beta", produces=[("map", 1)])
+    await execution(store, "b2", 22, scope="beta")
+    await execution(store, "m1", 40, produces=[("main", 1)])
+    at_once = await session_subgraph(store, "s1")
+
+    monkeypatch.setattr(subgraph, "ChainsReader", _NeverOffered)
+    one_by_one = await session_subgraph(store, "s1")
+
+    assert at_once == one_by_one
+    assert {group.scope_id for group in at_once.groups} == {scope_id("alpha")}
+    assert (scope_id("beta"), artifact("map")) in surrogates(at_once.edges)
+
+
+async def test_a_sqlite_subgraph_reads_every_scope_chain_in_one_request(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sqlite_store = await SqliteStore.open(tmp_path, fsync=False)
+    try:
+        await _two_scopes_read_at_once(sqlite_store, monkeypatch)
+    finally:
+        await sqlite_store.aclose()
+
+
+async def _two_scopes_read_at_once(
+    sqlite_store: GraphStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await goal(sqlite_store)
+    for n, name in enumerate(["alpha", "beta"]):
+        await subagent(sqlite_store, name, 10 + 10 * n)
+        await execution(sqlite_store, f"{name}-run", 11 + 10 * n, scope=name, produces=[(name, 1)])
+    asked: list[int] = []
+    real = Reads.chains_members
+
+    async def counted(self: Reads, session_id: str, keys: Sequence[str | None]) -> Any:
+        asked.append(len(keys))
+        return await real(self, session_id, keys)
+
+    async def refused(self: Reads, session_id: str, key: str | None) -> Any:
+        raise AssertionError("a chain read by itself")
+
+    monkeypatch.setattr(Reads, "chains_members", counted)
+    monkeypatch.setattr(Reads, "chain_members", refused)
+    graph = await session_subgraph(sqlite_store, "s1")
+
+    assert asked == [2]
+    assert len(surrogates(graph.edges)) == 2
 
 
 async def test_unfolded_subgraph_has_no_surrogates(store: GraphStore) -> None:

@@ -292,6 +292,13 @@ def chain_members(
 
 
 @_one_snapshot
+def chains_members(
+    db: sqlite3.Connection, session_id: str, scope_keys: Sequence[str | None]
+) -> list[list[NodeRecord]]:
+    return [chain_members(db, session_id, key) for key in scope_keys]
+
+
+@_one_snapshot
 def chain_neighbours(
     db: sqlite3.Connection, session_id: str, scope_key: str | None, position: ChainPosition
 ) -> tuple[NodeRecord | None, NodeRecord | None]:

@@ -128,6 +128,12 @@ class Reads:
     async def chain_members(self, session_id: str, scope_key: str | None) -> list[NodeRecord]:
         return await self._db.run(queries.chain_members, session_id, scope_key)
 
+    async def chains_members(
+        self, session_id: str, scope_keys: Sequence[str | None]
+    ) -> list[list[NodeRecord]]:
+        """``resolvers.store.ChainsReader``: every chain in one job."""
+        return await self._db.run(queries.chains_members, session_id, scope_keys)
+
     async def chain_neighbours(
         self, session_id: str, scope_key: str | None, position: ChainPosition
     ) -> tuple[NodeRecord | None, NodeRecord | None]:
