@@ -138,9 +138,9 @@ def gql(schema: strawberry.Schema, runtime: Runtime) -> GraphQLClient:
     return GraphQLClient(schema, runtime)
 
 
-# The developer's quick loop, `pytest -m fast`: everything but the Neo4j backend, the browser and
-# client builds, the generated (property-based) suites and the long load, crash and outage runs.
-# The full suite (no -m) is what CI runs.
+# The developer's quick loop, `pytest -m fast -n 2`: everything but the Neo4j backend, the
+# browser and client builds, the generated (property-based) suites and the long load, crash and
+# outage runs. The full suite (no -m) is what CI runs.
 SLOW_FOLDERS = ("e2e", "fuzz", "bench", "model", "docs")
 
 
