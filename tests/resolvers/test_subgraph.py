@@ -31,7 +31,7 @@ from tests.resolvers.builders import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import AsyncIterator, Sequence
     from pathlib import Path
 
     from resolvers.records import EdgeRecord
@@ -111,18 +111,17 @@ async def test_every_scope_folds_alike_whether_the_chains_are_read_at_once_or_on
     assert (scope_id("beta"), artifact("map")) in surrogates(at_once.edges)
 
 
-async def test_a_sqlite_subgraph_reads_every_scope_chain_in_one_request(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    sqlite_store = await SqliteStore.open(tmp_path, fsync=False)
+@pytest.fixture
+async def sqlite_store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
+    opened = await SqliteStore.open(tmp_path, fsync=False)
     try:
-        await _two_scopes_read_at_once(sqlite_store, monkeypatch)
+        yield opened
     finally:
-        await sqlite_store.aclose()
+        await opened.aclose()
 
 
-async def _two_scopes_read_at_once(
-    sqlite_store: GraphStore, monkeypatch: pytest.MonkeyPatch
+async def test_a_sqlite_subgraph_reads_every_scope_chain_in_one_request(
+    sqlite_store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await goal(sqlite_store)
     for n, name in enumerate(["alpha", "beta"]):
