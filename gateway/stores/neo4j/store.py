@@ -272,7 +272,7 @@ def _pipelined_begin(session: neo4j.AsyncSession) -> contextlib.AbstractContextM
     waiting for its answer first, as ``execute_query`` does (the flag it sets is private to
     the driver: without it, the begin costs its own round trip, nothing else changes). A
     view's first statement then costs one round trip, as an auto-commit read does, plus
-    the rollback."""
+    the rollback; a planned write's, its prefetch, plus the change statement and the commit."""
     flag = getattr(session, "_pipelined_begin", None)
     return flag if isinstance(flag, contextlib.AbstractContextManager) else contextlib.nullcontext()
 
@@ -727,7 +727,8 @@ class Neo4jStore(Walks):
         )
         try:
             async with self._errors(self._write_bound()):
-                result: T = await session.execute_write(self._unit, session_id, work)
+                with _pipelined_begin(session):
+                    result: T = await session.execute_write(self._unit, session_id, work)
                 return result
         finally:
             with contextlib.suppress(StoreUnavailableError):
