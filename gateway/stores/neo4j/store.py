@@ -10,10 +10,11 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   steps, ``ord`` the last insertion order drawn (``plans.ORDER``). A write of a session locks
   it first, so writers of one session are serialised across processes and replicas for as
   long as one write transaction lasts, and never share a ``seq``. Inside one process they
-  first queue in ``_SessionGate`` (FIFO, no connection held), so only writers of other
-  processes ever wait on the server's lock, and a burst of writes to one session never turns
-  into lock waits that run into the round-trip timeout; a queued writer gives up only when no
-  writer of its session finished for a whole round-trip timeout, however long the queue;
+  first queue in ``queue.WriteQueue`` (FIFO per session, no connection held), so only writers
+  of other processes ever wait on the server's lock, and a burst of writes to one session
+  never turns into lock waits that run into the round-trip timeout; a queued writer gives up
+  only when no turn ended for a whole round-trip timeout, however long the queue. Writes that
+  wait there share a transaction (group commit: one begin, commit and fsync for several);
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``;
 * the change feed of ``gateway.live.feed``: ``(:FeedHead {session_id, seq})`` per session and
@@ -25,10 +26,10 @@ Nodes are addressed by global id, ``<Label>:<key>`` (``resolvers.records.node_id
 label is read from the id, so ``put_node`` refuses an id whose prefix is not its label, and an
 id without a label prefix names no node.
 
-Guarantees and costs: an event's write (``write``) is one managed transaction
-(``execute_write``: the driver runs it again after a deadlock or a lost connection) of a
-constant number of statements whatever the event's size: the plan's snapshot and the rules'
-changes (``planned``, ``plans``), then the commit. ``transaction()`` is one explicit
+Guarantees and costs: an event's write (``write``) runs in one managed transaction
+(``execute_write``), alone or with other events that waited for it, and takes a constant
+number of statements whatever the event's size: the plan's snapshot and the rules' changes
+(``planned``, ``plans``); then the commit. ``transaction()`` is one explicit
 transaction whose primitives are a statement each (cleanups, migration), committed on a clean
 exit and rolled back on an exception. Frontier reads (``get_nodes``, ``expand``,
 ``edges_among``) go in one ``UNWIND``, and a whole chain walk is one statement (``WalkReader``,
@@ -72,6 +73,7 @@ from neo4j.exceptions import DriverError, Neo4jError
 from gateway.observability.redaction import redact
 from gateway.stores.neo4j import cypher, plans
 from gateway.stores.neo4j.planned import PlannedTransaction
+from gateway.stores.neo4j.queue import Request, WriteQueue
 from gateway.stores.neo4j.reads import Reads, label_of
 from gateway.stores.neo4j.records import (
     edge_properties,
@@ -121,6 +123,11 @@ WARM_ROWS: Final = (8, 12)
 caches plans by (up to 10, up to 100) that most events' statements fall in."""
 _CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)  # deadlocks, lock timeouts
 WRITE_ATTEMPTS: Final = 3
+WRITE_TRANSACTIONS: Final = 2
+"""Write transactions of a store at once (``queue``); a write that finds them all running
+waits and joins the next, with the others that wait."""
+WRITE_BATCH: Final = 16
+"""At most this many writes share one transaction."""
 RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
 _NO_DRIVER_RETRIES: Final = -1.0  # ``max_transaction_retry_time``: the first failure is final
 _UNAVAILABLE_CODES: Final = (
@@ -207,64 +214,16 @@ def _detail(exc: BaseException, secret: str | None) -> str:
     return " ".join(redact(text, [secret] if secret else []).split())[:300]
 
 
-class _SessionQueue:
-    def __init__(self) -> None:
-        self.lock = asyncio.Lock()
-        self.users = 0
-        self.handovers = 0  # turns finished so far: the queue's progress
-
-
-class _SessionGate:
-    """One FIFO lock per session with writers in this process (dropped when none is left).
-
-    A writer waits as long as the writers ahead of it keep finishing: it gives up only after
-    ``seconds`` in which no turn of the session ended (a stuck holder), never because the
-    queue is long (a burst of writes to one session is served in order)."""
-
-    def __init__(self) -> None:
-        self._queues: dict[str, _SessionQueue] = {}
-
-    @asynccontextmanager
-    async def hold(self, session_id: str, seconds: float) -> AsyncIterator[None]:
-        """Hold the session's lock; ``StoreUnavailableError`` after ``seconds`` without progress."""
-        queue = self._queues.setdefault(session_id, _SessionQueue())
-        queue.users += 1
-        try:
-            await _acquire(queue, seconds)
-            try:
-                yield
-            finally:
-                queue.handovers += 1
-                queue.lock.release()
-        finally:
-            queue.users -= 1
-            if queue.users == 0:
-                del self._queues[session_id]
-
-
-async def _acquire(queue: _SessionQueue, seconds: float) -> None:
-    # One acquisition kept across the waits, so the writer keeps its place in the queue.
-    acquiring = asyncio.ensure_future(queue.lock.acquire())
-    try:
-        seen = -1
-        while seen != queue.handovers:
-            seen = queue.handovers
-            done, _ = await asyncio.wait({acquiring}, timeout=seconds)
-            if done:
-                return
-    except BaseException:
-        _abandon(queue.lock, acquiring)
-        raise
-    _abandon(queue.lock, acquiring)
-    detail = f"Writes to this session made no progress for {seconds:g} s."
-    raise StoreUnavailableError(BACKEND, detail=detail)
-
-
-def _abandon(lock: asyncio.Lock, acquiring: asyncio.Future[Any]) -> None:
-    if acquiring.done() and not acquiring.cancelled() and acquiring.exception() is None:
-        lock.release()
-    else:
-        acquiring.cancel()
+def _settle(
+    requests: Sequence[Request[Any]], error: Exception | None = None, result: Any = None
+) -> None:
+    for request in requests:
+        if request.outcome.done():  # its caller left before the write started
+            continue
+        if error is not None:
+            request.outcome.set_exception(error)
+        else:
+            request.outcome.set_result(result)
 
 
 def _pipelined_begin(session: neo4j.AsyncSession) -> contextlib.AbstractContextManager[Any]:
@@ -448,7 +407,9 @@ class Neo4jStore(Walks):
         self._secret = secret
         self._connection_timeout = connection_timeout
         self._query_timeout = query_timeout
-        self._gate = _SessionGate()
+        self._queue = WriteQueue(
+            self._commit, backend=BACKEND, concurrency=WRITE_TRANSACTIONS, batch=WRITE_BATCH
+        )
         self._unit = neo4j.unit_of_work(timeout=query_timeout * TRANSACTION_TIMEOUT_FACTOR)(
             self._run_work
         )
@@ -591,10 +552,10 @@ class Neo4jStore(Walks):
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[_Neo4jTransaction]:
         self._check_open()
-        queue: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
+        turn: contextlib.AbstractAsyncContextManager[None] = contextlib.nullcontext()
         if session_id is not None:
-            queue = self._gate.hold(session_id, self._query_timeout + self._connection_timeout)
-        async with queue, self._open_transaction(session_id) as work:
+            turn = self._queue.turn(session_id, self._query_timeout + self._connection_timeout)
+        async with turn, self._open_transaction(session_id) as work:
             yield work
 
     @asynccontextmanager
@@ -701,25 +662,59 @@ class Neo4jStore(Walks):
                     await session.close()
 
     async def write(self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]) -> T:
-        """One managed transaction (``execute_write``), run again in a new one when the
-        server refused it as a conflict with concurrent writers (``transient``), at most
-        ``WRITE_ATTEMPTS`` times in all: only the last run of ``work`` counts. A lost or
-        unreachable server is not retried: the caller (the outbox) deals with it at once."""
+        """``work`` in a managed transaction (``execute_write``) with the writes of other
+        sessions that wait meanwhile (``queue``): one begin, commit and fsync for them all."""
         self._check_open()
-        async with self._gate.hold(session_id, self._query_timeout + self._connection_timeout):
-            attempt = 1
-            while True:
-                try:
-                    return await self._write_once(session_id, work)
-                except StoreUnavailableError as exc:
-                    if not exc.transient or attempt == WRITE_ATTEMPTS:
-                        raise
-                await asyncio.sleep(random.uniform(0.5, 1.5) * RETRY_PAUSE * attempt)
-                attempt += 1
+        bound = self._query_timeout + self._connection_timeout
+        return await self._queue.write(session_id, work, bound)
 
-    async def _write_once(
-        self, session_id: str, work: Callable[[GraphTransaction], Awaitable[T]]
-    ) -> T:
+    async def _commit(self, requests: list[Request[Any]]) -> None:
+        """Run the writes of ``requests`` (and of those that join them) in one transaction and
+        settle their outcomes. When it fails, each is run again in one of its own, so a write
+        refused (or failing) is refused alone; but an unreachable server fails them all at
+        once."""
+        try:
+            results = await self._attempts(requests, join=True)
+        except StoreUnavailableError as exc:
+            if not exc.transient or len(requests) == 1:
+                _settle(requests, exc)
+                return
+        except Exception as exc:
+            if len(requests) == 1:
+                _settle(requests, exc)
+                return
+        else:
+            for request, result in zip(requests, results, strict=True):
+                _settle([request], result=result)
+            return
+        for request in list(requests):  # whose it was, each one's own transaction tells
+            try:
+                (result,) = await self._attempts([request], join=False)
+            except Exception as exc:
+                _settle([request], exc)
+            else:
+                _settle([request], result=result)
+
+    async def _attempts(self, requests: list[Request[Any]], *, join: bool) -> list[Any]:
+        """One transaction of ``requests``, each work's result in their order; the list is put
+        in session order (replicas batching two sessions lock their counters in one order) and,
+        with ``join``, grows by the writes that join it (``_run_work``). Run again in a new
+        transaction when the server refused it as a conflict with concurrent writers
+        (``transient``), at most ``WRITE_ATTEMPTS`` times in all: only the last run of each work
+        counts. A lost or unreachable server is not retried: the caller (the outbox) deals
+        with it at once."""
+        attempt = 1
+        while True:
+            requests.sort(key=lambda request: request.session_id)
+            try:
+                return await self._write_once(requests, join)
+            except StoreUnavailableError as exc:
+                if not exc.transient or attempt == WRITE_ATTEMPTS:
+                    raise
+            await asyncio.sleep(random.uniform(0.5, 1.5) * RETRY_PAUSE * attempt)
+            attempt += 1
+
+    async def _write_once(self, requests: list[Request[Any]], join: bool) -> list[Any]:
         session = self._driver.session(
             database=self._database,
             bookmark_manager=self._driver.execute_query_bookmark_manager,
@@ -728,8 +723,8 @@ class Neo4jStore(Walks):
         try:
             async with self._errors(self._write_bound()):
                 with _pipelined_begin(session):
-                    result: T = await session.execute_write(self._unit, session_id, work)
-                return result
+                    results: list[Any] = await session.execute_write(self._unit, requests, join)
+                return results
         finally:
             with contextlib.suppress(StoreUnavailableError):
                 async with self._errors(self._connection_timeout):
@@ -740,18 +735,26 @@ class Neo4jStore(Walks):
         return self._query_timeout * TRANSACTION_TIMEOUT_FACTOR + self._connection_timeout
 
     async def _run_work(
-        self,
-        tx: neo4j.AsyncManagedTransaction,
-        session_id: str,
-        work: Callable[[GraphTransaction], Awaitable[T]],
-    ) -> T:
+        self, tx: neo4j.AsyncManagedTransaction, requests: list[Request[Any]], join: bool
+    ) -> list[Any]:
+        """Each work of ``requests`` in turn, then, with ``join``, those of the writes of their
+        sessions that came meanwhile (they join the list): the transaction holds their locks."""
         # Server errors pass unmapped (bounded only): ``_write_once`` maps them.
         seconds = self._query_timeout + self._connection_timeout
-        live = _Neo4jTransaction(tx, self, session_id, lambda: _unretried(self._secret, seconds))
-        planned = PlannedTransaction(live, session_id)
-        result = await work(planned)
-        await planned.flush()
-        return result
+        results: list[Any] = []
+        sessions = {request.session_id for request in requests}
+        while len(results) < len(requests):
+            request = requests[len(results)]
+            assert request.work is not None
+            live = _Neo4jTransaction(
+                tx, self, request.session_id, lambda: _unretried(self._secret, seconds)
+            )
+            planned = PlannedTransaction(live, request.session_id)
+            results.append(await request.work(planned))
+            await planned.flush()
+            if join and len(results) == len(requests):
+                requests += self._queue.joining(sessions, WRITE_BATCH - len(requests))
+        return results
 
     async def _abandon(self, tx: neo4j.AsyncTransaction, cause: BaseException | None) -> None:
         """Roll back, keeping ``cause`` (if any) the error that propagates; when the connection
@@ -820,6 +823,7 @@ class Neo4jStore(Walks):
         if self._closed:
             return
         self._closed = True
+        await self._queue.aclose()
         with contextlib.suppress(StoreUnavailableError):
             async with self._errors(self._connection_timeout):
                 await self._driver.close()
