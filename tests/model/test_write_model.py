@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from hypothesis import HealthCheck, given, settings
 
 from tests.model.write_model import Goal, Run, Search, Upload, Version, WriteModel
-from tests.model.write_streams import apply, delivered, graph
+from tests.model.write_streams import answers, apply, delivered, graph
 
 if TYPE_CHECKING:
     from resolvers.store import GraphStore
@@ -54,6 +54,29 @@ async def test_any_delivery_leaves_the_graph_of_the_model(
     store: GraphStore, events: list[Event]
 ) -> None:
     await _check(store, events)
+
+
+@PROFILE
+@given(events=delivered())
+async def test_a_burst_of_one_session_leaves_the_graph_of_the_model(
+    store: GraphStore, events: list[Event]
+) -> None:
+    # Sent at once: one session's events keep the order they were sent in, whatever batches
+    # a store makes of them (several in one transaction on Neo4j), so each answers as it
+    # does sent alone, one after the other.
+    own = [event for event in events if event.session == "A"]
+    alone, burst = f"m{next(_EXAMPLES)}x", f"m{next(_EXAMPLES)}x"
+    model = WriteModel()
+    for event in own:
+        model.apply(event)
+
+    one_by_one = await answers(store, own, alone)
+    at_once = await answers(store, own, burst, at_once=True)
+    nodes, edges = await graph(store, burst)
+
+    assert at_once == one_by_one
+    assert nodes == model.nodes()
+    assert edges == model.edges()
 
 
 async def test_a_shared_execution_id_is_refused_and_a_shared_input_allowed(

@@ -9,6 +9,7 @@ describes.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -192,6 +193,19 @@ async def apply(store: GraphStore, events: list[Event], prefix: str) -> list[boo
         else:
             accepted.append(True)
     return accepted
+
+
+async def answers(
+    store: GraphStore, events: list[Event], prefix: str, *, at_once: bool = False
+) -> list[object]:
+    """What the store answers to each event (ids with ``prefix`` removed), sent one after the
+    other, or, ``at_once``, all at once as a burst of callers sends them: a store that queues
+    them still applies one session's in the order they were sent (a Neo4j store several in
+    one transaction)."""
+    domain = [to_domain(event, prefix) for event in events]
+    sent = [observe.APPLY[type(one)](store, one) for one in domain]
+    found = await asyncio.gather(*sent) if at_once else [await one for one in sent]
+    return [repr(answer).replace(prefix, "") for answer in found]
 
 
 async def graph(store: GraphStore, prefix: str) -> tuple[dict[str, Node], set[Edge]]:
