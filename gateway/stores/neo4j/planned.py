@@ -98,7 +98,7 @@ class PlannedTransaction:
         self._forget()
         rows = _plan_rows(plan)
         (record,) = await self._live._fetch(
-            plans.PREFETCH, rows=rows, args=plans.arguments(plan.session_id)
+            plans.PREFETCH, rows=plans.padded(rows), args=plans.arguments(plan.session_id)
         )
         self._plan_session = plan.session_id
         for value, order in record["nodes"]:
@@ -410,7 +410,7 @@ class PlannedTransaction:
         span = sum(1 for row in rows if "o" in row)
         (record,) = await self._live._fetch(
             plans.APPLY,
-            rows=rows,
+            rows=plans.padded(rows),
             args=plans.arguments(self._session),
             spread=plans.spread(self._session),
             span=span,

@@ -4,8 +4,9 @@ what a ``resolvers.plan.ReadPlan`` names, ``APPLY`` applies the changes the rule
 Each is ONE constant text with ONE list parameter, ``$rows``, whose rows are tagged by block
 (``row.k``), and ONE map of its strings, ``$args`` (``arguments``): Neo4j caches a plan per
 statement text and per bucketed size of each top-level list *and string* parameter (0, 1-10,
-11-100 and so on, measured on 5.26), and a map by its type alone, so one list keeps the number
-of plans small and one map keeps the length of a session id out of it (the plans made for the
+11-100 and so on, measured on 5.26), and a map by its type alone, so one list padded to the
+second bucket (``padded``) keeps the number of plans to one per statement for nearly every
+event, and one map keeps the length of a session id out of it (the plans made for the
 warm-up's id, ``Neo4jStore._warm_plans``, then serve every session).
 
 Planning is the cost to watch: a ``FOREACH`` or subquery per label or edge shape took Neo4j
@@ -27,7 +28,7 @@ clock is involved.
 from __future__ import annotations
 
 import hashlib
-from typing import Final, LiteralString
+from typing import Any, Final, LiteralString
 
 from gateway.stores.neo4j.cypher import ALL_LABELS, NODE, any_label
 
@@ -46,6 +47,18 @@ def arguments(session_id: str) -> dict[str, str]:
     """``$args`` of ``PREFETCH`` and ``APPLY``: the session, and the separator of a chain
     position's parts."""
     return {"session": session_id, "nul": "\x00"}
+
+
+ROWS_PLANNED: Final = 11
+"""The fewest rows ``PREFETCH`` and ``APPLY`` are sent (``padded``): Neo4j plans a statement
+anew for each size bucket of a list parameter (1-10, 11-100, …), and a plan of these costs
+about a second on a server just started; nearly every event fits in one bucket this way."""
+
+
+def padded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``rows`` and as many rows of no block (``k`` ``pad``, which every block skips) as
+    ``ROWS_PLANNED`` asks for."""
+    return rows + [{"k": "pad"}] * (ROWS_PLANNED - len(rows))
 
 
 def _rows(kind: LiteralString) -> LiteralString:

@@ -118,9 +118,7 @@ T = TypeVar("T")
 BACKEND: Final = Backend.NEO4J.value
 TRANSACTION_TIMEOUT_FACTOR: Final = 6
 FEED_TRIM_BATCH: Final = 10_000
-WARM_ROWS: Final = (8, 12)
-"""Row counts the write statements are planned for at connect: one of each size bucket Neo4j
-caches plans by (up to 10, up to 100) that most events' statements fall in."""
+
 _CONFLICT_CODES: Final = ("Neo.TransientError.Transaction.",)  # deadlocks, lock timeouts
 WRITE_ATTEMPTS: Final = 3
 WRITE_TRANSACTIONS: Final = 2
@@ -464,42 +462,58 @@ class Neo4jStore(Walks):
         return store
 
     async def _warm_plans(self) -> None:
-        """Have Neo4j plan the write statements now, in transactions rolled back: a cold plan
-        cache (a new or restarted server) costs seconds per statement on a busy machine, which
-        the first writes would otherwise spend inside their time bound. A server too busy to
-        plan them in time is no reason to fail the connect.
+        """Have Neo4j plan the write and the trace statements now (``_warm_writes``,
+        ``_warm_traces``)."""
+        await self._warm_writes()
+        await self._warm_traces()
+
+    async def _warm_writes(self) -> None:
+        """Have Neo4j plan the write statements now, in a transaction rolled back: a cold plan
+        cache (a new or restarted server) costs about a second per statement, more on a busy
+        machine, which the first writes (an outage's journal replayed) would otherwise spend
+        inside their time bound. A server too busy to plan them in time is no reason to fail
+        the connect.
 
         Neo4j caches a plan per statement text, per parameter names and types, per bucketed
-        size of each top-level list and string (so their strings travel in one map,
-        ``plans.arguments``, and the warm-up's session id serves any other), and per whether
-        the transaction had changes before the statement: each statement is planned with the
-        parameters the write path gives it (``planned``), for each size of ``WARM_ROWS``, the
-        prefetch both first in its transaction (one event) and after changes (the next event
-        of a replayed batch)."""
+        size of each top-level list and string (so the rows are padded to one bucket,
+        ``plans.padded``, and the strings travel in one map, ``plans.arguments``: the
+        warm-up's session id serves any other), and per whether the transaction had changes
+        before the statement: each statement is planned with the parameters the write path
+        gives it (``planned``), the prefetch both first in its transaction (one event) and
+        after changes (the next event of a shared transaction or a replayed batch)."""
         seconds = self._query_timeout * 3
-        prefetch = {"args": plans.arguments("")}
-        apply = {"args": plans.arguments(""), "spread": 0, "span": 0}
+        prefetch = {"args": plans.arguments(""), "rows": plans.padded([])}
+        apply = {**prefetch, "spread": 0, "span": 0}
         try:
-            async with self._errors(seconds):
-                for size in WARM_ROWS:
-                    rows = [{"k": "warm"}] * size
-                    async with self._driver.session(database=self._database) as session:
-                        tx = await session.begin_transaction(timeout=seconds)
-                        # The first prefetch takes the counter of session "" (changes).
-                        for statement, params in (
-                            (plans.PREFETCH, prefetch),
-                            (plans.PREFETCH, prefetch),
-                            (plans.APPLY, apply),
-                        ):
-                            await (await tx.run(statement, {**params, "rows": rows})).consume()
-                        await tx.rollback()
+            async with (
+                self._errors(seconds),
+                self._driver.session(database=self._database) as session,
+            ):
+                tx = await session.begin_transaction(timeout=seconds)
+                # The first prefetch takes the session's counter (a change).
+                for statement, params in (
+                    (plans.PREFETCH, prefetch),
+                    (plans.PREFETCH, prefetch),
+                    (plans.APPLY, apply),
+                ):
+                    await (await tx.run(statement, params)).consume()
+                await tx.rollback()
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the write statements are not planned yet: %s", exc.message)
+
+    async def _warm_traces(self) -> None:
+        """Have Neo4j plan the default traces' statements now (``Traces.trace_statements``),
+        side by side, in transactions rolled back: the first trace after a start would plan
+        for seconds with its session locked."""
+        seconds = self._query_timeout * 3
+
+        async def warm(trace: list[tuple[LiteralString, dict[str, Any]]]) -> None:
+            async with self._rolled_back(seconds) as view:
+                for statement, params in trace:
+                    await view._fetch(statement, **params)
+
         try:
-            for trace in self.trace_statements():
-                async with self._rolled_back(seconds) as view:
-                    for statement, params in trace:
-                        await view._fetch(statement, **params)
+            await asyncio.gather(*(warm(trace) for trace in self.trace_statements()))
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the trace statements are not planned yet: %s", exc.message)
 

@@ -351,21 +351,26 @@ async def _connect(store: Neo4jStore, session_id: str, edge: EdgeRecord) -> None
     await store.write(session_id, work)
 
 
-async def test_the_plans_made_at_connect_serve_a_session_id_of_any_length(
+async def test_the_plans_made_at_connect_serve_any_session_and_any_common_event(
     neo4j_store: Neo4jStore,
 ) -> None:
-    # Neo4j keys a cached plan by the length bucket of each top-level string parameter; the
-    # write statements take theirs in one map (``plans.arguments``), so the warm-up's plans,
-    # made for the session "", serve every session and a first write plans nothing.
+    # Neo4j keys a cached plan by the length bucket of each top-level string and list
+    # parameter; the write statements take their strings in one map (``plans.arguments``)
+    # and their rows padded to one bucket (``plans.padded``), so the warm-up's plans, made for
+    # the session "" and no rows, serve every session and event, and a first write plans
+    # nothing.
     await cached_plans(neo4j_store)
     await neo4j_store._warm_plans()
     warmed = await cached_plans(neo4j_store)
     await neo4j_store._warm_plans()
+    links = [f"https://doi.org/10.1/p{n}" for n in range(8)]
 
     for session in ("s", "a" * 36, "b" * 150):
         with statements() as count:
             await b.execution(neo4j_store, f"e-{len(session)}", 10, session=session)
         assert count == [PREFETCH_AND_APPLY]
+    await b.upload(neo4j_store, "data.csv")  # a handful of rows
+    await b.search(neo4j_store, "q1", 20, links)  # a few dozen
 
     assert await cached_plans(neo4j_store) == warmed
 
