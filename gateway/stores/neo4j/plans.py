@@ -55,10 +55,10 @@ anew for each size bucket of a list parameter (1-10, 11-100, …), and a plan of
 about a second on a server just started; nearly every event fits in one bucket this way."""
 
 
-def padded(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``rows`` and as many rows of no block (``k`` ``pad``, which every block skips) as
-    ``ROWS_PLANNED`` asks for."""
-    return rows + [{"k": "pad"}] * (ROWS_PLANNED - len(rows))
+def padded(rows: list[dict[str, Any]]) -> list[dict[str, Any] | None]:
+    """``rows`` and as many nulls as ``ROWS_PLANNED`` asks for (every block skips them: a
+    null row's ``k`` is null)."""
+    return [*rows, *[None] * (ROWS_PLANNED - len(rows))]
 
 
 def _rows(kind: LiteralString) -> LiteralString:
