@@ -115,7 +115,7 @@ class Settings:
     fsync: bool = True
     link_wait_seconds: float = 3.0
     neo4j_timeout: float = 3.0
-    reconnect_seconds: float = 2.0
+    reconnect_seconds: float = 1.0
     max_depth: int = 12
     max_aliases: int = 30
     max_tokens: int = 4000

@@ -263,3 +263,9 @@ found through their ids' index), parked edges kept and released, and the change 
 returns the feed numbers, in the order of the entries, and a node that turned out to belong to
 another session (``[id, key, owner]``: the write must then be rolled back). The two scratch
 properties on the locked counter are removed before the commit."""
+
+TOUCH: Final[LiteralString] = (
+    "MERGE (c:SessionCounter {session_id: $args.session}) ON CREATE SET c.seq = 0"
+)
+"""A change and nothing else: Neo4j plans a statement anew when its transaction already has
+changes, so the plans of a batch's later statements are made after it (``_warm_writes``)."""

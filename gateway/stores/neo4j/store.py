@@ -411,6 +411,9 @@ class Neo4jStore(Walks):
         self._unit = neo4j.unit_of_work(timeout=query_timeout * TRANSACTION_TIMEOUT_FACTOR)(
             self._run_work
         )
+        # The write statements' warm-up (``_writes_planned``): made at connect, and again
+        # once the server was found unreachable (it may come back restarted, without plans).
+        self._planned: asyncio.Future[None] | None = None
         self._closed = False
 
     @classmethod
@@ -463,12 +466,26 @@ class Neo4jStore(Walks):
 
     async def _warm_plans(self) -> None:
         """Have Neo4j plan the write and the trace statements now (``_warm_writes``,
-        ``_warm_traces``)."""
-        await self._warm_writes()
+        ``_warm_traces``), whatever was planned before."""
+        self._planned = None
+        await self._writes_planned()
         await self._warm_traces()
 
+    async def _writes_planned(self) -> None:
+        """Wait for the write statements' warm-up, started if none was since the server was
+        last found unreachable: a restarted server has no plans, and the first writes after
+        an outage (its journal replayed) would plan them one after another inside their
+        transactions, where the warm-up plans them side by side."""
+        if self._planned is None:
+            self._planned = asyncio.ensure_future(self._warm_writes())
+        await asyncio.shield(self._planned)
+
+    def _unreachable(self) -> None:
+        """Note that the server did not answer: plan the writes again before the next one."""
+        self._planned = None
+
     async def _warm_writes(self) -> None:
-        """Have Neo4j plan the write statements now, in a transaction rolled back: a cold plan
+        """Have Neo4j plan the write statements now, in transactions rolled back: a cold plan
         cache (a new or restarted server) costs about a second per statement, more on a busy
         machine, which the first writes (an outage's journal replayed) would otherwise spend
         inside their time bound. A server too busy to plan them in time is no reason to fail
@@ -482,22 +499,29 @@ class Neo4jStore(Walks):
         gives it (``planned``), the prefetch both first in its transaction (one event) and
         after changes (the next event of a shared transaction or a replayed batch)."""
         seconds = self._query_timeout * 3
-        prefetch = {"args": plans.arguments(""), "rows": plans.padded([])}
-        apply = {**prefetch, "spread": 0, "span": 0}
-        try:
-            async with (
-                self._errors(seconds),
-                self._driver.session(database=self._database) as session,
-            ):
+
+        async def plan(
+            statement: LiteralString, params: dict[str, Any], *, after_changes: bool = False
+        ) -> None:
+            async with self._driver.session(database=self._database) as session:
                 tx = await session.begin_transaction(timeout=seconds)
-                # The first prefetch takes the session's counter (a change).
-                for statement, params in (
-                    (plans.PREFETCH, prefetch),
-                    (plans.PREFETCH, prefetch),
-                    (plans.APPLY, apply),
-                ):
-                    await (await tx.run(statement, params)).consume()
+                if after_changes:
+                    await (await tx.run(plans.TOUCH, params)).consume()
+                await (await tx.run(statement, params)).consume()
                 await tx.rollback()
+
+        def event(session_id: str) -> dict[str, Any]:
+            return {"args": plans.arguments(session_id), "rows": plans.padded([])}
+
+        try:
+            async with self._errors(seconds):
+                # Side by side (a cold JVM plans on several threads), each in a transaction
+                # of its own warm-up session, so that none waits on another's counter lock.
+                await asyncio.gather(
+                    plan(plans.PREFETCH, event("")),
+                    plan(plans.PREFETCH, event(" "), after_changes=True),
+                    plan(plans.APPLY, {**event("  "), "spread": 0, "span": 0}, after_changes=True),
+                )
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the write statements are not planned yet: %s", exc.message)
 
@@ -687,9 +711,12 @@ class Neo4jStore(Walks):
         settle their outcomes. When it fails, each is run again in one of its own, so a write
         refused (or failing) is refused alone; but an unreachable server fails them all at
         once."""
+        await self._writes_planned()
         try:
             results = await self._attempts(requests, join=True)
         except StoreUnavailableError as exc:
+            if not exc.transient:
+                self._unreachable()
             if not exc.transient or len(requests) == 1:
                 _settle(requests, exc)
                 return
@@ -788,9 +815,13 @@ class Neo4jStore(Walks):
         try:
             await self._auto_commit(cypher.PING, {}, neo4j.READ_ACCESS, self._connection_timeout)
         except QueryLimitExceededError as exc:  # a server too busy to answer at all, e.g. starting
+            self._unreachable()
             raise StoreUnavailableError(
                 BACKEND, detail="The server did not answer in time."
             ) from exc
+        except StoreUnavailableError:
+            self._unreachable()
+            raise
 
     async def count_nodes(self) -> int:
         (record,) = await self._fetch(cypher.COUNT_NODES)
@@ -838,6 +869,9 @@ class Neo4jStore(Walks):
             return
         self._closed = True
         await self._queue.aclose()
+        if self._planned is not None:
+            self._planned.cancel()
+            await asyncio.gather(self._planned, return_exceptions=True)
         with contextlib.suppress(StoreUnavailableError):
             async with self._errors(self._connection_timeout):
                 await self._driver.close()

@@ -21,7 +21,7 @@ from gateway.live.publishing import PublishingStore
 from gateway.stores.neo4j import plans
 from gateway.stores.neo4j.planned import PlannedTransaction
 from gateway.stores.neo4j.store import _Neo4jTransaction
-from resolvers.errors import KeyOwnedByOtherSessionError
+from resolvers.errors import KeyOwnedByOtherSessionError, StoreUnavailableError
 from resolvers.plan import ReadPlan
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label
 from tests.resolvers import builders as b
@@ -373,6 +373,30 @@ async def test_the_plans_made_at_connect_serve_any_session_and_any_common_event(
     await b.search(neo4j_store, "q1", 20, links)  # a few dozen
 
     assert await cached_plans(neo4j_store) == warmed
+
+
+async def test_after_the_server_was_unreachable_the_next_write_waits_for_every_write_plan(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A server back from an outage may have restarted, with no plans: the first write after
+    # a ping that found it unreachable waits for the warm-up, which plans every write statement
+    # side by side; the replayed journal's transactions would plan them one after another.
+    async def refused(*args: Any, **kwargs: Any) -> None:
+        raise StoreUnavailableError("neo4j", detail="connection refused")
+
+    with monkeypatch.context() as patch:
+        patch.setattr(neo4j_store, "_auto_commit", refused)
+        with pytest.raises(StoreUnavailableError):
+            await neo4j_store.ping()
+    await neo4j_store.ping()
+    await cached_plans(neo4j_store)  # as after a restart
+    await b.execution(neo4j_store, "e-1", 10, session="s")
+    after_outage = await cached_plans(neo4j_store)
+    await b.execution(neo4j_store, "e-2", 10, session="s")
+    one_event = await cached_plans(neo4j_store)  # its prefetch and its apply
+
+    # and the prefetch after changes (a batch's next event) with the change before it
+    assert after_outage >= one_event + 2
 
 
 async def test_a_planned_node_keeps_its_time_native_and_its_search_tokens_current(
