@@ -711,7 +711,8 @@ class Neo4jStore(Walks):
         settle their outcomes. When it fails, each is run again in one of its own, so a write
         refused (or failing) is refused alone; but an unreachable server fails them all at
         once."""
-        await self._writes_planned()
+        with contextlib.suppress(Exception):  # a warm-up that failed: the writes tell why
+            await self._writes_planned()
         try:
             results = await self._attempts(requests, join=True)
         except StoreUnavailableError as exc:

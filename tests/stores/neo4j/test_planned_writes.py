@@ -399,6 +399,21 @@ async def test_after_the_server_was_unreachable_the_next_write_waits_for_every_w
     assert after_outage >= one_event + 2
 
 
+async def test_a_warm_up_that_fails_does_not_fail_the_writes_after_it(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken() -> None:
+        raise RuntimeError("the warm-up broke")
+
+    monkeypatch.setattr(neo4j_store, "_warm_writes", broken)
+    neo4j_store._unreachable()
+
+    for n in range(2):  # the failed warm-up is not waited for again and again
+        await b.execution(neo4j_store, f"e-{n}", 3, session="s")
+
+    assert len(await neo4j_store.session_node_ids("s")) > 0
+
+
 async def test_a_planned_node_keeps_its_time_native_and_its_search_tokens_current(
     neo4j_store: Neo4jStore,
 ) -> None:
