@@ -78,14 +78,20 @@ async def test_a_read_given_up_before_it_ran_never_runs(store: SqliteStore) -> N
         ran.append("queued")
         return 0
 
-    endless_read, running = endless()
-    first = asyncio.ensure_future(store.read(endless_read))
-    await started(running, first)
+    # Every reader busy with an endless read (a read goes to the least busy one), so the
+    # next read waits in a thread's queue.
+    assert isinstance(store._db, Readers)
+    endless_reads = []
+    for _ in store._db.workers:
+        endless_read, running = endless()
+        endless_reads.append(asyncio.ensure_future(store.read(endless_read)))
+        await started(running, endless_reads[-1])
     queued = asyncio.ensure_future(store.read(noted))
-    await asyncio.sleep(0)  # handed to the thread's queue, behind the endless read
+    await asyncio.sleep(0)  # handed to a thread's queue, behind an endless read
     queued.cancel()
-    first.cancel()
-    await asyncio.gather(first, queued, return_exceptions=True)
+    for read in endless_reads:
+        read.cancel()
+    await asyncio.gather(*endless_reads, queued, return_exceptions=True)
 
     async with asyncio.timeout(GENEROUS):
         assert await store.count_nodes() == 0
