@@ -522,7 +522,11 @@ class Neo4jStore(Walks):
                     plan(plans.PREFETCH, event(" "), after_changes=True),
                     plan(plans.APPLY, {**event("  "), "spread": 0, "span": 0}, after_changes=True),
                 )
-        except (StoreUnavailableError, QueryLimitExceededError) as exc:
+        except StoreUnavailableError as exc:
+            # Whatever comes back may be a restarted server: the next write plans them again.
+            self._unreachable()
+            logger.info("the write statements are not planned yet: %s", exc.message)
+        except QueryLimitExceededError as exc:
             logger.info("the write statements are not planned yet: %s", exc.message)
 
     async def _warm_traces(self) -> None:

@@ -13,7 +13,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, LiteralString
 
 import pytest
-from neo4j.exceptions import Neo4jError
+from neo4j.exceptions import Neo4jError, ServiceUnavailable
 
 from bench.writes import counting_statements as statements
 from gateway.live.bus import EventBus
@@ -396,6 +396,27 @@ async def test_after_the_server_was_unreachable_the_next_write_waits_for_every_w
     one_event = await cached_plans(neo4j_store)  # its prefetch and its apply
 
     # and the prefetch after changes (a batch's next event) with the change before it
+    assert after_outage >= one_event + 2
+
+
+async def test_a_warm_up_that_found_the_server_unreachable_is_made_again_by_the_next_write(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The server went away during the warm-up and came back (perhaps restarted, with no plans)
+    # without a ping or a write failing in between: the next write still waits for a warm-up.
+    def refused(*args: Any, **kwargs: Any) -> None:
+        raise ServiceUnavailable("connection refused")
+
+    neo4j_store._unreachable()
+    with monkeypatch.context() as patch:
+        patch.setattr(neo4j_store._driver, "session", refused)
+        await neo4j_store._writes_planned()
+    await cached_plans(neo4j_store)  # as after a restart
+    await b.execution(neo4j_store, "e-1", 10, session="s")
+    after_outage = await cached_plans(neo4j_store)
+    await b.execution(neo4j_store, "e-2", 10, session="s")
+    one_event = await cached_plans(neo4j_store)
+
     assert after_outage >= one_event + 2
 
 
