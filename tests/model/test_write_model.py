@@ -7,6 +7,7 @@ never see each other's nodes.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 from typing import TYPE_CHECKING
@@ -77,6 +78,34 @@ async def test_a_burst_of_one_session_leaves_the_graph_of_the_model(
     assert at_once == one_by_one
     assert nodes == model.nodes()
     assert edges == model.edges()
+
+
+@PROFILE
+@given(events=delivered())
+async def test_bursts_of_several_sessions_at_once_each_leave_the_graph_of_the_model(
+    store: GraphStore, events: list[Event]
+) -> None:
+    # Session B's events stored first, then session A's sent at once, in four copies of the
+    # example at the same moment: a Neo4j store shares its transactions between the sessions,
+    # and an A event that takes a key B owns is refused alone; the others apply, in order.
+    first = [event for event in events if event.session == "B"]
+    then = [event for event in events if event.session == "A"]
+    model = WriteModel()
+    for event in first:
+        model.apply(event)
+    expected = [model.apply(event) for event in then]
+    prefixes = [f"m{next(_EXAMPLES)}x" for _ in range(4)]
+    for prefix in prefixes:
+        await apply(store, first, prefix)
+
+    bursts = [apply(store, then, prefix, at_once=True) for prefix in prefixes]
+    accepted = await asyncio.gather(*bursts)
+
+    for prefix, answered in zip(prefixes, accepted, strict=True):
+        nodes, edges = await graph(store, prefix)
+        assert answered == expected
+        assert nodes == model.nodes()
+        assert edges == model.edges()
 
 
 async def test_a_shared_execution_id_is_refused_and_a_shared_input_allowed(

@@ -181,18 +181,22 @@ def to_domain(event: Event, prefix: str) -> DomainEvent:
     )
 
 
-async def apply(store: GraphStore, events: list[Event], prefix: str) -> list[bool]:
-    """Apply each event; whether the store accepted it (``False``: refused by ownership)."""
-    accepted: list[bool] = []
-    for event in events:
+async def apply(
+    store: GraphStore, events: list[Event], prefix: str, *, at_once: bool = False
+) -> list[bool]:
+    """Apply each event, one after the other or, ``at_once``, all sent at once (as in
+    ``answers``); whether the store accepted it (``False``: refused by ownership)."""
+
+    async def accepted(event: Event) -> bool:
         domain = to_domain(event, prefix)
         try:
             await observe.APPLY[type(domain)](store, domain)
         except KeyOwnedByOtherSessionError:
-            accepted.append(False)
-        else:
-            accepted.append(True)
-    return accepted
+            return False
+        return True
+
+    sent = [accepted(event) for event in events]
+    return list(await asyncio.gather(*sent)) if at_once else [await one for one in sent]
 
 
 async def answers(
