@@ -23,9 +23,29 @@ if TYPE_CHECKING:
 
 BACKUP_NAME = "neo4j:MemoryRecordBackup"
 
-ENSURE_CONSTRAINT: Final[LiteralString] = (
-    "CREATE CONSTRAINT memory_record_id IF NOT EXISTS FOR (r:MemoryRecord) REQUIRE r.id IS UNIQUE"
+# The counter's constraint makes replicas that write the first record at the same moment
+# share one counter (a MERGE without it may create one each).
+SCHEMA: Final[tuple[tuple[LiteralString, LiteralString], ...]] = (
+    (
+        "memory_record_id",
+        "CREATE CONSTRAINT memory_record_id IF NOT EXISTS "
+        "FOR (r:MemoryRecord) REQUIRE r.id IS UNIQUE",
+    ),
+    (
+        "memory_counter_name",
+        "CREATE CONSTRAINT memory_counter_name IF NOT EXISTS "
+        "FOR (c:MemoryCounter) REQUIRE c.name IS UNIQUE",
+    ),
 )
+# Counters made twice before the constraint existed: the highest is kept, so no later record
+# takes a number already given.
+ONE_COUNTER: Final[LiteralString] = """
+MATCH (c:MemoryCounter {name: 'memory'})
+WITH c ORDER BY c.seq DESC
+WITH collect(c) AS counters
+UNWIND counters[1..] AS extra
+DETACH DELETE extra
+"""
 LOCK_COUNTER: Final[LiteralString] = """
 MERGE (c:MemoryCounter {name: 'memory'})
   ON CREATE SET c.seq = 0
@@ -86,7 +106,8 @@ class Neo4jMemoryStore:
     @classmethod
     async def open(cls, graph: Neo4jStore) -> Neo4jMemoryStore:
         async with graph.transaction() as tx:
-            await tx._fetch(ENSURE_CONSTRAINT)
+            await tx._fetch(ONE_COUNTER)
+        await graph.ensure_schema(SCHEMA)
         return cls(graph)
 
     async def append(self, record: MemoryRecord) -> bool:

@@ -179,12 +179,15 @@ async def _create(run: Run, name: str, statement: LiteralString) -> bool:
     raise AssertionError("unreachable: the last attempt returns or raises")
 
 
-async def ensure_schema(run: Run) -> list[str]:
-    """Create the missing constraints and indexes; returns the names created."""
+async def ensure_schema(
+    run: Run, schema: tuple[tuple[LiteralString, LiteralString], ...] = SCHEMA
+) -> list[str]:
+    """Create the missing constraints and indexes of ``schema`` (the graph's unless told);
+    returns the names created."""
     existing = {row["name"] for row in await run(SHOW_CONSTRAINTS)}
     existing |= {row["name"] for row in await run(SHOW_INDEXES)}
     created = []
-    for name, statement in SCHEMA:
+    for name, statement in schema:
         if name not in existing and await _create(run, name, statement):
             created.append(name)
     if created:

@@ -81,7 +81,7 @@ from gateway.stores.neo4j.records import (
     parked_props,
     to_parked,
 )
-from gateway.stores.neo4j.schema import ensure_schema, upgrade_search
+from gateway.stores.neo4j.schema import SCHEMA, ensure_schema, upgrade_search
 from gateway.stores.neo4j.walks import Walks
 from resolvers.errors import (
     KeyOwnedByOtherSessionError,
@@ -572,10 +572,15 @@ class Neo4jStore(Walks):
             result = await session.run(Query(query, timeout=seconds), params)
             return [record async for record in result]
 
-    async def ensure_schema(self) -> list[str]:
-        """Create the missing constraints and indexes (idempotent; run on every connect).
-        Returns the names created."""
-        return await ensure_schema(lambda query: self._write(query, self._query_timeout * 10))
+    async def ensure_schema(
+        self, schema: tuple[tuple[LiteralString, LiteralString], ...] = SCHEMA
+    ) -> list[str]:
+        """Create the missing constraints and indexes (idempotent; run on every connect), of
+        the graph unless told (the memory's: ``Neo4jMemoryStore.open``). Returns the names
+        created."""
+        return await ensure_schema(
+            lambda query: self._write(query, self._query_timeout * 10), schema
+        )
 
     async def _upgrade_search(self) -> None:
         seconds = self._query_timeout * 10
