@@ -11,8 +11,9 @@ Lengths: identifiers (``…Id``, ``…Hash``, aliases, versions, and the ids lis
 ``inputSourceFiles``) at most ``MAX_ID_LENGTH``; a ``year`` at most ``MAX_YEAR_LENGTH``; names of
 kinds (status, tool, language, media type, confidence…) at most ``MAX_LABEL_LENGTH``; names,
 paths, links, titles, identifiers, locators and each author or topic at most
-``MAX_NAME_LENGTH``; prose (objectives, abstracts, contents, summaries) at most
-``MAX_TEXT_LENGTH``. A list's text items may never be empty.
+``MAX_NAME_LENGTH``, and a link also at most ``MAX_LINK_BYTES`` in UTF-8; prose (objectives,
+abstracts, contents, summaries) at most ``MAX_TEXT_LENGTH``. A list's text items may never be
+empty.
 
 Numbers are finite: a ``NaN`` or infinity anywhere inside a value (``resolvers.values``) is
 refused, as JSON has none to answer with.
@@ -44,6 +45,9 @@ MAX_ID_LENGTH = 512
 MAX_YEAR_LENGTH = 32
 MAX_LABEL_LENGTH = 256
 MAX_NAME_LENGTH = 4_096
+# A Paper's id holds its link and is indexed: Neo4j indexes a text of at most ~8,160 bytes, and
+# the id (``Paper:<sessionId>|<link>``) must fit whatever the characters.
+MAX_LINK_BYTES = 4_096
 MAX_TEXT_LENGTH = 200_000
 MAX_LIST_LENGTH = 10_000
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
@@ -212,6 +216,8 @@ def check_text(name: str, value: str, path: str) -> None:
     if name == "session_id" and SESSION_SEPARATOR in value:
         raise InvalidInputError(path, f"must not contain {SESSION_SEPARATOR!r} (Paper ids use it)")
     check_characters(value, path, single_line=identifier)
+    if name in _LINK_FIELDS and len(value.encode()) > MAX_LINK_BYTES:
+        raise InvalidInputError(path, f"at most {MAX_LINK_BYTES} bytes in UTF-8")
     if name in _LINK_FIELDS and _UNSAFE_SCHEME.match(_BLANKS.sub("", value)):
         raise InvalidInputError(path, "must not use a scheme that runs code or reads local files")
 

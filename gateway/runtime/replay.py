@@ -4,9 +4,9 @@ Replaying one event per transaction costs a transaction (a session lock, a commi
 per event; a batch pays them once. The use cases open their own transaction for each event, so
 each event of a batch runs on ``_BatchStore``: the store whose ``transaction()`` is the batch's
 open transaction (not committed by the event). When a batch cannot be applied whole — an event
-is rejected (``DomainError``) or the store asks for a retry (a transient conflict) — it is rolled
-back and its events are applied one transaction each, as before: a rejected event is dropped
-alone and the others still count.
+is rejected (``DomainError``) or fails, or the store asks for a retry (a transient conflict) —
+it is rolled back and its events are applied one transaction each, as before: an event rejected
+or failing alone is dropped (logged whole) and the others still count.
 
 A batch's transaction takes the events in order until ``BATCH_SECONDS`` are spent (at least
 one), commits, and the rest go in the next: the session's lock is held about that long at a
@@ -18,12 +18,14 @@ time and stop its replay.
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.errors import DomainError, StoreUnavailableError
+from resolvers.events import event_to_dict
 from resolvers.observe import APPLY
 
 if TYPE_CHECKING:
@@ -76,8 +78,8 @@ async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
     allow.
 
     ``StoreUnavailableError`` (other than a conflict worth a retry) propagates: the events stay
-    journalled. A rejected event is logged and dropped: it was validated before it was queued,
-    so a retry cannot fix it."""
+    journalled. An event rejected or failing alone is logged and dropped: it was validated
+    before it was queued, so a retry cannot fix it."""
     start = 0
     while len(events) - start > 1:
         applied = await _apply_some(store, events[start:])
@@ -110,7 +112,7 @@ async def _apply_some(store: GraphStore, events: Sequence[Event]) -> int:
     except StoreUnavailableError as exc:
         if not exc.transient:
             raise
-    except (DomainError, _BatchInterruptedError):
+    except Exception:  # rolled back: each event alone below, where one that fails is dropped
         pass
     else:
         return applied
@@ -122,10 +124,18 @@ async def apply_one(store: GraphStore, event: Event) -> None:
         await APPLY[type(event)](store, event)
     except StoreUnavailableError:
         raise
-    except DomainError as exc:
+    except Exception as exc:
+        # Refused (a domain rule) or failing (anything else) now, it would be at every replay,
+        # and every event behind it would wait: it is dropped, logged whole to be sent again.
+        if isinstance(exc, DomainError):
+            reason, trace = exc.message, None
+        else:
+            reason, trace = f"{type(exc).__name__}: {exc}", exc
         logger.error(
-            "dropping a queued %s event of session %s rejected on replay: %s",
+            "dropping a queued %s event of session %s rejected on replay: %s; the event: %s",
             event.kind,
             event.session_id,
-            exc.message,
+            reason,
+            json.dumps(event_to_dict(event), ensure_ascii=False),
+            exc_info=trace,
         )

@@ -59,6 +59,21 @@ async def test_a_link_that_identifies_nothing_is_rejected(gql: GraphQLClient) ->
     ]
 
 
+async def test_a_link_too_long_to_index_is_rejected_and_the_others_recorded(
+    gql: GraphQLClient,
+) -> None:
+    # 4,000 characters, 12,000 bytes: a Paper id holding it is more than Neo4j indexes.
+    long = "https://x.org/" + "\u6f22" * 4_000
+
+    result = await _search(gql, [{"url": long}, {"url": "https://x.org/1"}])
+
+    assert result["rejected"] == [
+        {"index": 0, "field": "input.records[0].url", "message": "at most 4096 bytes in UTF-8"}
+    ]
+    graph = await b.subgraph(gql, "s1")
+    assert b.node_ids(graph, "PAPER") == {"Paper:s1|https://x.org/1"}
+
+
 async def test_a_tool_call_names_its_products(gql: GraphQLClient) -> None:
     papers = [b.paper(""), b.paper("https://x.org/1")]
 

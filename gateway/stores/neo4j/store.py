@@ -52,7 +52,8 @@ transient server error (``transient`` for a conflict with concurrent writers: a 
 lock timeout; ``write`` retries those), rejected credential and client-side timeout
 becomes ``StoreUnavailableError("neo4j")``; a server-side transaction timeout becomes
 ``QueryLimitExceededError``; a uniqueness violation (a domain key already taken by a node with
-another id) becomes ``StoreWriteError``. The password never appears in a message. Every
+another id) and a write larger than the server's transaction memory become ``StoreWriteError``.
+The password never appears in a message. Every
 round trip is bounded by ``query_timeout + connection_timeout`` on the client, a transaction
 by ``6 * query_timeout`` on the server.
 """
@@ -128,6 +129,7 @@ WRITE_BATCH: Final = 16
 """At most this many writes share one transaction."""
 RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
 _NO_DRIVER_RETRIES: Final = -1.0  # ``max_transaction_retry_time``: the first failure is final
+_OUT_OF_MEMORY: Final = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 _UNAVAILABLE_CODES: Final = (
     "Neo.TransientError.",  # deadlocks, lock timeouts, leader switches, database unavailable
     "Neo.ClientError.Security.",  # credentials rejected, expired or not allowed
@@ -156,6 +158,12 @@ async def _driver_errors(
             # is already taken by a node with another id: a write the store must refuse.
             raise StoreWriteError(
                 f"Refused by a Neo4j constraint: {exc.message}", backend=BACKEND
+            ) from exc
+        if code == _OUT_OF_MEMORY:
+            # This write, not the server: journalled and replayed, it would fail for ever.
+            raise StoreWriteError(
+                "The write needs more memory than the Neo4j server gives a transaction.",
+                backend=BACKEND,
             ) from exc
         if not code.startswith(_UNAVAILABLE_CODES):
             raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer

@@ -21,7 +21,11 @@ from gateway.live.publishing import PublishingStore
 from gateway.stores.neo4j import plans
 from gateway.stores.neo4j.planned import PlannedTransaction
 from gateway.stores.neo4j.store import _Neo4jTransaction
-from resolvers.errors import KeyOwnedByOtherSessionError, StoreUnavailableError
+from resolvers.errors import (
+    KeyOwnedByOtherSessionError,
+    StoreUnavailableError,
+    StoreWriteError,
+)
 from resolvers.plan import ReadPlan
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label
 from tests.resolvers import builders as b
@@ -137,6 +141,29 @@ async def test_a_retried_transaction_runs_the_work_again_and_commits_once(
     calls = await neo4j_store.list_nodes(labels=[Label.TOOL_CALL], session_id=b.S1, limit=10)
     assert failures == [0]
     assert [call.seq for call in calls.items] == [1]  # the failed run's seq was rolled back
+
+
+async def test_a_write_too_large_for_the_servers_memory_is_refused_not_unreachable(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Answered unreachable, an observe would be journalled and fail at every replay.
+    original = PlannedTransaction.flush
+
+    async def too_large(self: PlannedTransaction, feed: Any = None) -> dict[str, int]:
+        if self._session == "big":
+            raise Neo4jError._hydrate_neo4j(
+                code="Neo.TransientError.General.MemoryPoolOutOfMemoryError", message="test"
+            )
+        return await original(self, feed)
+
+    monkeypatch.setattr(PlannedTransaction, "flush", too_large)
+
+    with pytest.raises(StoreWriteError):
+        await b.execution(neo4j_store, "e-big", 10, session="big")
+    await b.execution(neo4j_store, "e-1", 10, session="s")
+
+    assert await neo4j_store.session_node_ids("big") == []
+    assert len(await neo4j_store.session_node_ids("s")) > 0
 
 
 async def test_two_stores_writing_one_session_keep_one_order(
