@@ -34,7 +34,7 @@ from resolvers.memory.records import (
     record_to_dict,
 )
 from resolvers.memory.stats import MemoryStats, memory_stats, session_greeting
-from resolvers.memory.store import MemoryStore
+from resolvers.memory.store import MemoryStore, Replaced
 
 __all__ = [
     "DEFAULT_LESSONS",
@@ -53,6 +53,7 @@ __all__ = [
     "PitfallRecord",
     "Recall",
     "RecallGroup",
+    "Replaced",
     "StrategyRecord",
     "compact_memory",
     "headline",

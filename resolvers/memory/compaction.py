@@ -53,11 +53,12 @@ async def compact_memory(
     before = len(records)
     if before <= THRESHOLD and not force:
         return CompactionReport(before, before, compacted=False)
-    kept = retained(records, today)
-    if len(kept) == before:
+    if len(retained(records, today)) == before:
         return CompactionReport(before, before, compacted=False)
-    backup = await store.replace_all(kept, backup=True)
-    return CompactionReport(before, len(kept), compacted=True, backup=backup)
+    # Decided again on the records as they are when the store replaces them: a record
+    # appended since the snapshot above is kept or dropped by the rules, never lost unseen.
+    replaced = await store.replace_all(lambda current: retained(current, today), backup=True)
+    return CompactionReport(replaced.before, replaced.after, compacted=True, backup=replaced.backup)
 
 
 def retained(records: Sequence[MemoryRecord], today: dt.date) -> list[MemoryRecord]:

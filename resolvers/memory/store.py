@@ -8,12 +8,22 @@ port hands out whole snapshots rather than queries.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from resolvers.memory.records import MemoryRecord
+
+
+@dataclass(frozen=True, slots=True)
+class Replaced:
+    """What ``MemoryStore.replace_all`` did: how many records before and after, the backup."""
+
+    before: int
+    after: int
+    backup: str | None
 
 
 class MemoryStore(Protocol):
@@ -47,12 +57,17 @@ class MemoryStore(Protocol):
         ...
 
     async def replace_all(
-        self, records: Sequence[MemoryRecord], *, backup: bool = True
-    ) -> str | None:
-        """Replace the whole content by ``records`` (kept in the given order), atomically.
+        self,
+        keep: Callable[[Sequence[MemoryRecord]], Sequence[MemoryRecord]],
+        *,
+        backup: bool = True,
+    ) -> Replaced:
+        """Replace the whole content by ``keep(current records)`` (kept in the given order),
+        atomically: ``keep`` sees the records as they are once no append can come in between
+        (an append meanwhile waits, and is kept or dropped by ``keep`` like any other).
 
         With ``backup``, a copy of the previous content is written first and its location
-        (a path, or a backend-specific name) is returned; without it, returns ``None``.
+        (a path, or a backend-specific name) is returned; without it, ``backup`` is ``None``.
         Readers see either the old or the new content, never a mix.
         """
         ...

@@ -10,6 +10,8 @@ from resolvers.memory import Feasibility, MemoryRecord, compact_memory
 from tests.memory.factories import TODAY, days_ago, finding, ideation, pitfall, prepared, strategy
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from resolvers.memory import MemoryStore
 
 
@@ -123,3 +125,25 @@ async def test_nothing_to_drop_leaves_the_store_alone(memory_store: MemoryStore)
     report = await compact_memory(memory_store, TODAY, force=True)
 
     assert (report.before, report.after, report.compacted, report.backup) == (1, 1, False, None)
+
+
+async def test_a_record_appended_while_compaction_runs_is_never_lost(
+    memory_store: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Another request (or replica) records a finding after compaction read the records and
+    # before it replaced them: the replacement keeps it.
+    await memory_store.append_many([*old_dead_ends(500), *prepared(finding(date=days_ago(200)))])
+    snapshot = memory_store.all_records
+    (late,) = prepared(finding(finding="recorded meanwhile"))
+
+    async def then_an_append() -> Sequence[MemoryRecord]:
+        records = await snapshot()
+        await memory_store.append(late)
+        return records
+
+    monkeypatch.setattr(memory_store, "all_records", then_an_append)
+    report = await compact_memory(memory_store, TODAY)
+    monkeypatch.undo()
+
+    assert (report.before, report.after, report.compacted) == (502, 2, True)
+    assert [record.id for record in await memory_store.all_records()][-1] == late.id

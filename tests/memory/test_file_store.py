@@ -152,10 +152,10 @@ async def test_replace_all_backs_up_the_original_then_replaces_it(tmp_path: Path
     store = await FileMemoryStore.open(tmp_path)
     [replacement] = prepared(finding(project="new"))
 
-    backup = await store.replace_all([replacement])
+    replaced = await store.replace_all(lambda _: [replacement])
     await store.aclose()
 
-    assert backup == str(tmp_path / BACKUP_NAME)
+    assert replaced.backup == str(tmp_path / BACKUP_NAME)
     assert (tmp_path / BACKUP_NAME).read_bytes() == GOOD
     assert json.loads(path.read_bytes())["project"] == "new"
     assert file_names(tmp_path) == sorted([BACKUP_NAME, FILE_NAME, "LOCK"])
@@ -164,7 +164,7 @@ async def test_replace_all_backs_up_the_original_then_replaces_it(tmp_path: Path
 async def test_appends_after_replace_all_go_to_the_new_file(tmp_path: Path) -> None:
     write(tmp_path, GOOD)
     store = await FileMemoryStore.open(tmp_path)
-    await store.replace_all(prepared(finding(project="kept")))
+    await store.replace_all(lambda _: prepared(finding(project="kept")))
 
     await record_memory(store, finding(project="later"))
     await store.aclose()
@@ -175,10 +175,10 @@ async def test_appends_after_replace_all_go_to_the_new_file(tmp_path: Path) -> N
 async def test_replace_all_without_backup_returns_none(tmp_path: Path) -> None:
     store = await FileMemoryStore.open(tmp_path)
 
-    backup = await store.replace_all([], backup=False)
+    replaced = await store.replace_all(lambda _: [], backup=False)
     await store.aclose()
 
-    assert backup is None
+    assert replaced.backup is None
     assert not (tmp_path / BACKUP_NAME).exists()
 
 

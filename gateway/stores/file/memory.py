@@ -41,11 +41,12 @@ from typing import TYPE_CHECKING
 from gateway.stores.file.faults import check_still_linked, disk_fault
 from resolvers.errors import InvalidInputError, StoreUnavailableError, StoreWriteError
 from resolvers.memory.records import prepare_record, record_from_dict, record_to_dict
+from resolvers.memory.store import Replaced
 from resolvers.records import Backend
 from resolvers.values import check_finite
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
     from pathlib import Path
 
     from resolvers.memory.records import MemoryRecord
@@ -166,10 +167,13 @@ class FileMemoryStore:
         return tuple(self._records)
 
     async def replace_all(
-        self, records: Sequence[MemoryRecord], *, backup: bool = True
-    ) -> str | None:
+        self,
+        keep: Callable[[Sequence[MemoryRecord]], Sequence[MemoryRecord]],
+        *,
+        backup: bool = True,
+    ) -> Replaced:
         self._check_writable()
-        return await asyncio.shield(self._replace(list(records), backup))
+        return await asyncio.shield(self._replace(keep, backup))
 
     async def size_bytes(self) -> int:
         return self._size
@@ -225,16 +229,19 @@ class FileMemoryStore:
                 backend=Backend.FILE.value,
             ) from exc
 
-    async def _replace(self, records: list[MemoryRecord], backup: bool) -> str | None:
+    async def _replace(
+        self, keep: Callable[[Sequence[MemoryRecord]], Sequence[MemoryRecord]], backup: bool
+    ) -> Replaced:
         async with self._write_lock:
             self._check_writable()
-            unique = _unique(records, skip={})
+            before = len(self._records)
+            unique = _unique(list(keep(tuple(self._records))), skip={})
             payload = b"".join(encode_line(record) for record in unique)
             backup_path = await asyncio.to_thread(self._rewrite, payload, backup)
             self._records = unique
             self._by_id = {record.id: record for record in unique}
             self._size = len(payload)
-            return str(backup_path) if backup_path is not None else None
+            return Replaced(before, len(unique), str(backup_path) if backup_path else None)
 
     def _rewrite(self, payload: bytes, backup: bool) -> Path | None:
         if self._fd is not None:  # it would keep pointing at the replaced file

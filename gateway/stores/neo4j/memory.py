@@ -14,9 +14,10 @@ import json
 from typing import TYPE_CHECKING, Any, Final, LiteralString
 
 from resolvers.memory.records import record_from_dict, record_to_dict
+from resolvers.memory.store import Replaced
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from gateway.stores.neo4j.store import Neo4jStore, _Neo4jTransaction
     from resolvers.memory.records import MemoryRecord
@@ -129,14 +130,19 @@ class Neo4jMemoryStore:
         return [record_from_dict(json.loads(row["data"])) for row in rows]
 
     async def replace_all(
-        self, records: Sequence[MemoryRecord], *, backup: bool = True
-    ) -> str | None:
-        rows = list({record.id: _row(record) for record in records}.values())
+        self,
+        keep: Callable[[Sequence[MemoryRecord]], Sequence[MemoryRecord]],
+        *,
+        backup: bool = True,
+    ) -> Replaced:
         async with self._graph.transaction() as tx:
+            await tx._fetch(LOCK_COUNTER)  # appends wait from here to the commit
+            current = [record_from_dict(json.loads(row["data"])) for row in await tx._fetch(ALL)]
+            rows = list({record.id: _row(record) for record in keep(current)}.values())
             await tx._fetch(DROP_BACKUP)
             await tx._fetch(TO_BACKUP if backup else DELETE_ALL)
             await _append(tx, rows, keep_existing=False)
-        return BACKUP_NAME if backup else None
+        return Replaced(len(current), len(rows), BACKUP_NAME if backup else None)
 
     async def size_bytes(self) -> int:
         (row,) = await self._graph._fetch(SIZE)
