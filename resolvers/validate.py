@@ -49,7 +49,9 @@ MAX_NAME_LENGTH = 4_096
 # the id (``Paper:<sessionId>|<link>``) must fit whatever the characters.
 MAX_LINK_BYTES = 4_096
 MAX_TEXT_LENGTH = 200_000
-MAX_LIST_LENGTH = 10_000
+# Every item of a write's list is a few nodes and edges of one Neo4j transaction, whose memory the
+# server bounds (a retried 4,000-artifact execution ran out of it on a 1 GB heap).
+MAX_LIST_LENGTH = 1_000
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_TIME = datetime(2999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
 
