@@ -1,22 +1,33 @@
-"""A journalled event that the graph refuses on replay (another session owns its key) is
-dropped with an error naming the key and the owner; it never blocks the outbox."""
+"""A journalled event that the graph refuses on replay (another session owns its key) or fails
+on is dropped with an error naming why; it never blocks the outbox. A declare of a session
+with journalled events waits for them: they are what it is checked against."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
+from dataclasses import replace
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
+
+import pytest
 
 from gateway.runtime.outbox import Outbox
 from gateway.runtime.state import Runtime, SavedState
 from gateway.stores.file.memory import FileMemoryStore
-from resolvers.events import ExecutionObserved, FirstMessageObserved
+from resolvers.declare import declare_evidence
+from resolvers.errors import StoreUnavailableError
+from resolvers.events import (
+    EvidenceDeclared,
+    ExecutionObserved,
+    FirstMessageObserved,
+    PaperProduct,
+    ToolCallObserved,
+)
 from resolvers.observe import APPLY, observe_execution
 from resolvers.records import Backend
 
 if TYPE_CHECKING:
-    import pytest
-
     from gateway.settings import Settings
     from resolvers.store import GraphStore
 
@@ -106,3 +117,73 @@ async def test_an_event_that_fails_on_replay_is_dropped_whole_and_the_replay_goe
     (dropped,) = [r.getMessage() for r in caplog.records if "rejected on replay" in r.getMessage()]
     assert "the server cannot take this one" in dropped
     assert '"tool": "tool-B"' in dropped  # logged whole, to be sent again
+
+
+async def _searched_in_outbox(
+    store: GraphStore, settings: Settings
+) -> tuple[Runtime, Outbox, FileMemoryStore]:
+    """A runtime whose outbox holds session B's search of the paper ``EVIDENCE`` cites, the
+    store answering again (the replay about to start)."""
+    outbox = await Outbox.open(settings.data_dir / "outbox")
+    memory = await FileMemoryStore.open(settings.data_dir / "memory")
+    runtime = Runtime(
+        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
+    )
+    await outbox.append(FirstMessageObserved("B", goal_id="goal:session:B", core_objective="x"))
+    await outbox.append(
+        ToolCallObserved(
+            "B",
+            task_id="subtask:mcp:q1",
+            turn_id="t",
+            tool_name="search",
+            tool_type="search",
+            retrieved_at=T0,
+            products=(PaperProduct(EVIDENCE.source_paper_link or ""),),
+        )
+    )
+    outbox.resume()
+    return runtime, outbox, memory
+
+
+EVIDENCE = EvidenceDeclared(
+    "B",
+    content="TP53 is mutated.",
+    locator="p. 1",
+    evidence_type="quote",
+    confidence="high",
+    strength="strong",
+    source_paper_link="https://doi.org/10.1/a",
+)
+
+
+async def test_a_declare_waits_for_its_sessions_queued_observes(
+    store: GraphStore, settings: Settings
+) -> None:
+    # Applied before the search it cites, it would be refused as citing a paper never found.
+    runtime, outbox, memory = await _searched_in_outbox(store, settings)
+
+    declared = asyncio.create_task(runtime.record(declare_evidence, EVIDENCE))
+    await asyncio.sleep(0.05)
+    waiting = not declared.done()
+    await runtime.replay_outbox()
+    result = await declared
+    await outbox.aclose()
+    await memory.aclose()
+
+    assert waiting
+    assert result.evidence.session_id == "B"
+
+
+async def test_a_declare_whose_sessions_observes_stay_queued_answers_unreachable(
+    store: GraphStore, settings: Settings
+) -> None:
+    runtime, outbox, memory = await _searched_in_outbox(store, replace(settings, neo4j_timeout=0.1))
+
+    with pytest.raises(StoreUnavailableError) as caught:
+        await runtime.record(declare_evidence, EVIDENCE)
+    pending = outbox.pending
+    await outbox.aclose()
+    await memory.aclose()
+
+    assert caught.value.queued is False
+    assert pending == 2

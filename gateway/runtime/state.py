@@ -198,8 +198,10 @@ class Runtime:
         instead: a replay could never apply an invalid one."""
         if not self.state.enabled:
             raise MemoryGraphDisabledError()
-        if not event.journalled or self.state.backend is Backend.FILE or self.outbox is None:
+        if self.state.backend is Backend.FILE or self.outbox is None:
             return await use_case(self.graph_store, event)
+        if not event.journalled:
+            return await self._after_journal(use_case, event)
         neo4j = self._stores.get(Backend.NEO4J)
         if neo4j is not None and await self.outbox.released(
             event.session_id, self.settings.neo4j_timeout
@@ -214,6 +216,22 @@ class Runtime:
         await self.outbox.append(event)
         self._wake.set()
         raise StoreUnavailableError(Backend.NEO4J.value, queued=True)
+
+    async def _after_journal(
+        self, use_case: Callable[[GraphStore, E], Awaitable[R]], event: E
+    ) -> R:
+        """A declare validates against its session's graph, so the observes journalled before
+        it are applied first: it waits for them as an observe would, and answers unreachable
+        (not queued: the agent may send it again) when they are not applied in time."""
+        assert self.outbox is not None
+        if self.outbox.holds(event.session_id):
+            validate_event(event)  # a bad input is told as such, whatever the outbox holds
+            if not await self.outbox.released(event.session_id, self.settings.neo4j_timeout):
+                raise StoreUnavailableError(
+                    Backend.NEO4J.value,
+                    detail="The session's writes queued before this one are not applied yet.",
+                )
+        return await use_case(self.graph_store, event)
 
     # --- opening, reconnecting, replaying ------------------------------------------------
 
