@@ -53,9 +53,8 @@ lock timeout; ``write`` retries those), rejected credential and client-side time
 becomes ``StoreUnavailableError("neo4j")``; a server-side transaction timeout becomes
 ``QueryLimitExceededError``; a uniqueness violation (a domain key already taken by a node with
 another id) and a write larger than the server's transaction memory become ``StoreWriteError``.
-The password never appears in a message. Every
-round trip is bounded by ``query_timeout + connection_timeout`` on the client, a transaction
-by ``6 * query_timeout`` on the server.
+The password never appears in a message. Every round trip is bounded by ``query_timeout +
+connection_timeout`` on the client, a transaction by ``6 * query_timeout`` on the server.
 """
 
 from __future__ import annotations
