@@ -18,7 +18,6 @@ from gateway.stores.file.memory import FileMemoryStore
 from resolvers.declare import declare_evidence
 from resolvers.errors import StoreUnavailableError
 from resolvers.events import (
-    EvidenceDeclared,
     ExecutionObserved,
     FirstMessageObserved,
     PaperProduct,
@@ -26,6 +25,7 @@ from resolvers.events import (
 )
 from resolvers.observe import APPLY, observe_execution
 from resolvers.records import Backend
+from tests.test_write_entrance import EVIDENCE as WRITE_ENTRANCE_EVIDENCE
 
 if TYPE_CHECKING:
     from gateway.settings import Settings
@@ -119,6 +119,10 @@ async def test_an_event_that_fails_on_replay_is_dropped_whole_and_the_replay_goe
     assert '"tool": "tool-B"' in dropped  # logged whole, to be sent again
 
 
+# The write entrance's evidence, declared by session B.
+EVIDENCE = replace(WRITE_ENTRANCE_EVIDENCE, session_id="B")
+
+
 async def _searched_in_outbox(
     store: GraphStore, settings: Settings
 ) -> tuple[Runtime, Outbox, FileMemoryStore]:
@@ -143,17 +147,6 @@ async def _searched_in_outbox(
     )
     outbox.resume()
     return runtime, outbox, memory
-
-
-EVIDENCE = EvidenceDeclared(
-    "B",
-    content="TP53 is mutated.",
-    locator="p. 1",
-    evidence_type="quote",
-    confidence="high",
-    strength="strong",
-    source_paper_link="https://doi.org/10.1/a",
-)
 
 
 async def test_a_declare_waits_for_its_sessions_queued_observes(
