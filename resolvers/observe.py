@@ -192,7 +192,7 @@ async def observe_execution(store: GraphStore, event: ExecutionObserved) -> Writ
 
 def _execution_plan(e: ExecutionObserved) -> ReadPlan:
     parent = e.parent_subagent_id
-    key = child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
+    key = _execution_key(e)
     scope = scope_key(parent) if parent else None
     plan = PlanBuilder(e.session_id).step(node_id(Label.TOOL_CALL, key), scope, iso(e.finished_at))
     plan.node(node_id(Label.CODE, e.execution_id))
@@ -200,6 +200,12 @@ def _execution_plan(e: ExecutionObserved) -> ReadPlan:
         _artifact_plan(plan, artifact)
     plan.node(*(node_id(Label.SOURCE_FILE, file_id) for file_id in e.input_source_files))
     return plan.build()
+
+
+def _execution_key(e: ExecutionObserved) -> str:
+    """The key of the execution's ToolCall step."""
+    parent = e.parent_subagent_id
+    return child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
 
 
 def _artifact_plan(plan: PlanBuilder, artifact: ProducedArtifact) -> None:
@@ -212,7 +218,7 @@ def _artifact_plan(plan: PlanBuilder, artifact: ProducedArtifact) -> None:
 async def _execution(writer: Writer, e: ExecutionObserved) -> None:
     status = normalise_status(e.status)
     parent = e.parent_subagent_id
-    key = child_key(parent, e.execution_id) if parent else f"subtask:{e.execution_id}"
+    key = _execution_key(e)
     finished = iso(e.finished_at)
     fields = _code_fields(e, status)
     rank = observation_rank(fields)
@@ -391,7 +397,7 @@ async def observe_tool_call(store: GraphStore, event: ToolCallObserved) -> Write
 
 def _tool_call_plan(e: ToolCallObserved) -> ReadPlan:
     parent = e.parent_subagent_id
-    key = child_key(parent, _ref(e.task_id)) if parent else e.task_id
+    key = _tool_call_key(e)
     scope = scope_key(parent) if parent else None
     at = iso(e.retrieved_at or e.received_at)
     plan = PlanBuilder(e.session_id).step(node_id(Label.TOOL_CALL, key), scope, at)
@@ -399,6 +405,12 @@ def _tool_call_plan(e: ToolCallObserved) -> ReadPlan:
         paper = node_id(Label.PAPER, link, e.session_id)
         plan.adjacency(paper, EdgeType.PRODUCES, Direction.IN)
     return plan.build()
+
+
+def _tool_call_key(e: ToolCallObserved) -> str:
+    """The key of the tool call's step."""
+    parent = e.parent_subagent_id
+    return child_key(parent, _ref(e.task_id)) if parent else e.task_id
 
 
 def _ref(task_id: str) -> str:
@@ -409,7 +421,7 @@ def _ref(task_id: str) -> str:
 
 async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
     parent = e.parent_subagent_id
-    key = child_key(parent, _ref(e.task_id)) if parent else e.task_id
+    key = _tool_call_key(e)
     at = iso(e.retrieved_at or e.received_at)
     links = _unique_links(e.products)
     status = normalise_status(e.status)
@@ -558,3 +570,36 @@ APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[object]]] = {
     SubagentObserved: observe_subagent,
     ArtifactDeclared: declare_artifact,
 }
+
+
+def claimed_ids(event: Event) -> tuple[str, ...]:
+    """The ids of the nodes ``event`` merges as its session's own (Papers aside: their ids name
+    the session). The first session to write one owns it (SPEC §3.8), so two sessions' events
+    that claim one id must be applied in the order they were acknowledged; events that claim
+    none in common give the same graph in either order. Only an observe (or a declared
+    artifact) claims a node an observe may claim too: other declares claim none here."""
+    match event:
+        case UploadFileObserved():
+            return (node_id(Label.SOURCE_FILE, event.file_id),)
+        case FirstMessageObserved():
+            return (node_id(Label.RESEARCH_GOAL, event.goal_id),)
+        case ExecutionObserved():
+            return (
+                node_id(Label.TOOL_CALL, _execution_key(event)),
+                node_id(Label.CODE, event.execution_id),
+                *_artifact_ids(event.produced_artifacts),
+            )
+        case ToolCallObserved():
+            return (node_id(Label.TOOL_CALL, _tool_call_key(event)),)
+        case SubagentObserved():
+            return (node_id(Label.TASK, scope_key(event.subagent_id)),)
+        case ArtifactDeclared():
+            return _artifact_ids((event.artifact,))
+    return ()
+
+
+def _artifact_ids(artifacts: tuple[ProducedArtifact, ...]) -> tuple[str, ...]:
+    return tuple(
+        node_id(Label.ARTIFACT, artifact_key(artifact.artifact_id, artifact.version))
+        for artifact in artifacts
+    )

@@ -10,7 +10,8 @@ import pytest
 
 from gateway.runtime.outbox import Outbox
 from gateway.stores.file.log import CorruptLogError, StoreLockedError
-from resolvers.events import Event, FirstMessageObserved
+from resolvers.events import Event, ExecutionObserved, FirstMessageObserved
+from tests.resolvers.builders import execution_event
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -74,6 +75,11 @@ def _step(session: str, number: int) -> FirstMessageObserved:
     )
 
 
+def _of(session: str) -> FirstMessageObserved:
+    """An event of ``session`` (to ask whether the session is held)."""
+    return _step(session, -1)
+
+
 async def test_an_interrupted_drain_keeps_every_event_journalled(tmp_path: Path) -> None:
     outbox = await Outbox.open(tmp_path)
     steps = [_step("s1", number) for number in range(3)]
@@ -91,13 +97,28 @@ async def test_an_interrupted_drain_keeps_every_event_journalled(tmp_path: Path)
 
     with pytest.raises(ConnectionError):
         await outbox.drain(failing_apply, batch=1)
-    pending_after_failure = (outbox.pending, outbox.holds("s1"))
+    pending_after_failure = (outbox.pending, outbox.holds(_of("s1")))
     await outbox.drain(apply)
     await outbox.aclose()
 
     assert pending_after_failure == (3, True)
     assert applied == [steps[0], steps[0], steps[1], steps[2]]
-    assert (outbox.pending, outbox.holds("s1")) == (0, False)
+    assert (outbox.pending, outbox.holds(_of("s1"))) == (0, False)
+
+
+class _Applied:
+    """An ``apply`` that takes a moment, recording the events and how many calls ran at once."""
+
+    def __init__(self) -> None:
+        self.events: list[Event] = []
+        self.running = self.peak = 0
+
+    async def __call__(self, events: Sequence[Event]) -> None:
+        self.running += 1
+        self.peak = max(self.peak, self.running)
+        await asyncio.sleep(0.001)
+        self.running -= 1
+        self.events.extend(events)
 
 
 async def test_sessions_replay_side_by_side_each_in_its_own_order(tmp_path: Path) -> None:
@@ -106,28 +127,19 @@ async def test_sessions_replay_side_by_side_each_in_its_own_order(tmp_path: Path
     journalled = [_step(session, number) for number in range(4) for session in sessions]
     for event in journalled:
         await outbox.append(event)
-    held = [outbox.holds(session) for session in sessions]
-    applied: list[Event] = []
-    running = peak = 0
+    held = [outbox.holds(_of(session)) for session in sessions]
+    applied = _Applied()
 
-    async def apply(events: Sequence[Event]) -> None:
-        nonlocal running, peak
-        running += 1
-        peak = max(peak, running)
-        await asyncio.sleep(0.001)
-        running -= 1
-        applied.extend(events)
-
-    await outbox.drain(apply, sessions=4, batch=1)
+    await outbox.drain(applied, sessions=4, batch=1)
     await outbox.aclose()
 
     assert held == [True] * 6
-    assert peak == 4
+    assert applied.peak == 4
     for session in sessions:
         mine = [event for event in journalled if event.session_id == session]
-        assert [event for event in applied if event.session_id == session] == mine
-    assert sorted(map(repr, applied)) == sorted(map(repr, journalled))
-    assert not any(outbox.holds(session) for session in sessions)
+        assert [event for event in applied.events if event.session_id == session] == mine
+    assert sorted(map(repr, applied.events)) == sorted(map(repr, journalled))
+    assert not any(outbox.holds(_of(session)) for session in sessions)
 
 
 async def test_a_second_process_cannot_share_the_outbox(tmp_path: Path) -> None:
@@ -193,21 +205,33 @@ async def test_a_replayed_session_is_released_while_others_still_replay(tmp_path
     drain = asyncio.create_task(outbox.drain(apply, sessions=2, batch=1))
     await slow_started.wait()
     await asyncio.sleep(0.01)  # the quick session's only event is applied by now
-    during = (outbox.holds("quick"), outbox.holds("slow"), outbox.pending)
+    during = (outbox.holds(_of("quick")), outbox.holds(_of("slow")), outbox.pending)
     finish_slow.set()
     await drain
     await outbox.aclose()
 
     assert during == (False, True, 3)
-    assert (outbox.holds("slow"), outbox.pending) == (False, 0)
+    assert (outbox.holds(_of("slow")), outbox.pending) == (False, 0)
 
 
-async def test_a_write_waits_for_its_session_to_be_replayed_while_the_store_answers(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    ("journalled", "held", "free"),
+    [
+        pytest.param([_step("s1", 0), _step("s1", 1)], _of("s1"), _of("s2"), id="its-session"),
+        pytest.param(
+            [execution_event("x", 1, session="A")],
+            execution_event("x", 2, session="B"),
+            execution_event("y", 2, session="B"),
+            id="a-node-it-claims",
+        ),
+    ],
+)
+async def test_a_write_held_by_the_journal_waits_for_its_replay_while_the_store_answers(
+    tmp_path: Path, journalled: list[Event], held: Event, free: Event
 ) -> None:
     outbox = await Outbox.open(tmp_path)
-    for number in range(2):
-        await outbox.append(_step("s1", number))
+    for event in journalled:
+        await outbox.append(event)
     started, finish = asyncio.Event(), asyncio.Event()
 
     async def apply(events: Sequence[Event]) -> None:
@@ -217,8 +241,8 @@ async def test_a_write_waits_for_its_session_to_be_replayed_while_the_store_answ
     outbox.resume()
     drain = asyncio.create_task(outbox.drain(apply))
     await started.wait()
-    waiting = asyncio.create_task(outbox.released("s1", 60.0))
-    other = await outbox.released("s2", 60.0)  # nothing journalled: free at once
+    waiting = asyncio.create_task(outbox.released(held, 60.0))
+    other = await outbox.released(free, 60.0)  # nothing journalled holds it: free at once
     await asyncio.sleep(0.01)
     waited = waiting.done()
     finish.set()
@@ -234,18 +258,18 @@ async def test_no_write_waits_while_the_store_does_not_answer(tmp_path: Path) ->
     await outbox.append(_step("s1", 0))
 
     async with asyncio.timeout(5):
-        before_resume = await outbox.released("s1", 60.0)
+        before_resume = await outbox.released(_of("s1"), 60.0)
         outbox.resume()
-        waiting = asyncio.create_task(outbox.released("s1", 60.0))
+        waiting = asyncio.create_task(outbox.released(_of("s1"), 60.0))
         await asyncio.sleep(0.01)
         outbox.pause()  # the replay stopped: the waiting write is journalled at once
         after_pause = await waiting
         outbox.resume()
-        timed_out = await outbox.released("s1", 0.01)
+        timed_out = await outbox.released(_of("s1"), 0.01)
     await outbox.aclose()
 
     assert (before_resume, after_pause, timed_out) == (False, False, False)
-    assert outbox.holds("s1")
+    assert outbox.holds(_of("s1"))
 
 
 async def test_a_journalled_record_that_is_not_an_event_stops_the_open_saying_where(
@@ -264,3 +288,36 @@ async def test_a_journalled_record_that_is_not_an_event_stops_the_open_saying_wh
 
     assert f"{path} at byte offset {len(good)} " in str(raised.value)
     assert f"truncate -s {len(good)} {path}" in str(raised.value)
+
+
+def _run(session: str, execution_id: str) -> ExecutionObserved:
+    return execution_event(execution_id, 1, session=session)
+
+
+async def test_a_node_two_sessions_claim_is_replayed_in_their_journal_order(
+    tmp_path: Path,
+) -> None:
+    # A's run of x is journalled before B's, behind three other A events; C shares nothing.
+    outbox = await Outbox.open(tmp_path)
+    journalled = [
+        *(_run("A", f"a{number}") for number in range(3)),
+        _run("C", "c0"),
+        _run("A", "x"),
+        _run("B", "x"),
+        _run("C", "c1"),
+    ]
+    for event in journalled:
+        await outbox.append(event)
+    held = [outbox.holds(event) for event in (_run("E", "x"), _run("E", "y"), _run("E", "a0"))]
+    applied = _Applied()
+
+    await outbox.drain(applied, sessions=4, batch=1)
+    await outbox.aclose()
+
+    assert held == [True, False, True]
+    assert applied.events.index(journalled[4]) < applied.events.index(
+        journalled[5]
+    )  # A's x, then B's
+    assert applied.peak == 2  # A and B in one group, C beside it
+    assert sorted(map(repr, applied.events)) == sorted(map(repr, journalled))
+    assert not outbox.holds(_run("B", "x"))

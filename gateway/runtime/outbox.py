@@ -1,15 +1,20 @@
 """The outbox: observe events journalled while the selected Neo4j is unreachable.
 
 ``<dataDir>/outbox`` holds a checksummed record log (``gateway.stores.file.log``) of events,
-each durable before the mutation answers ``queued: true``. ``drain`` applies them — each
-session's in the order they were journalled, in batches of consecutive events of one session
-(one transaction each, ``gateway.runtime.replay``), several sessions at once — and then marks them
-consumed with an empty snapshot of the generation it drained, so a restart resumes after it.
-A session stops being held (``holds``) as soon as its last journalled event is applied, so its
-new writes go straight to the store while other sessions still replay; while the store answers
-(``resume``, until ``pause``) a new write of a held session can wait for that moment
-(``released``) instead of being journalled behind the replay. Applying an event is idempotent,
-so a drain interrupted half-way is simply repeated.
+each durable before the mutation answers ``queued: true``. ``drain`` applies them and then
+marks them consumed with an empty snapshot of the generation it drained, so a restart resumes
+after it. Applying an event is idempotent, so a drain interrupted half-way is simply repeated.
+
+A journalled event holds its session (whose order it keeps) and every node it claims as its
+session's own (``resolvers.observe.claimed_ids``: the first session to write one owns it).
+``drain`` replays events that share a hold in the order they were journalled, in batches of
+consecutive events of one session (one transaction each, ``gateway.runtime.replay``), and
+events that share none side by side: a session's replay never races another session's for a
+node both name, so the one acknowledged first owns it. A hold is released (``holds``) as soon
+as the last journalled event holding it is applied, so new writes go straight to the store
+while other sessions still replay; while the store answers (``resume``, until ``pause``) a new
+write that is held can wait for that moment (``released``) instead of being journalled behind
+the replay.
 """
 
 from __future__ import annotations
@@ -30,12 +35,16 @@ from gateway.stores.file.log import (
     write_snapshot,
 )
 from resolvers.events import Event, event_from_dict, event_to_dict
+from resolvers.observe import claimed_ids
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Iterator, Sequence
+    from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
     from pathlib import Path
 
-# Sessions replayed at once: their events are independent (each session's stay in order).
+Hold = tuple[str, str]
+"""``("session", id)`` or ``("node", id)``: what a journalled event keeps in order."""
+
+# Groups of events replayed at once: events of different groups share no hold.
 REPLAY_SESSIONS = 8
 # Consecutive events of one session applied together (one transaction on the store).
 REPLAY_BATCH = 32
@@ -50,17 +59,18 @@ class Outbox:
         lock: DirectoryLock,
         log: RecordLog,
         base: int,
-        sessions: Counter[str],
+        pending: int,
+        held: Counter[Hold],
     ) -> None:
         self._directory = directory
         self._lock = lock
         self._log = log
         self._base = base
-        self._pending = sessions.total()
-        self._sessions = sessions  # journalled events per session, until they are applied
+        self._pending = pending
+        self._held = held  # journalled events per hold, until they are applied
         self._draining = asyncio.Lock()
-        self._replaying = False  # the store answers: held sessions are being released
-        self._waiters: dict[str, asyncio.Event] = {}  # set when the session is released
+        self._replaying = False  # the store answers: holds are being released
+        self._waiters: dict[Hold, asyncio.Event] = {}  # set when the hold is released
         # Held while appending and while a drain counts and rotates: an append in flight at the
         # rotation would land in the drained generation uncounted and be dropped with it.
         self._appending = asyncio.Lock()
@@ -69,25 +79,26 @@ class Outbox:
     async def open(cls, directory: Path, *, fsync: bool = True) -> Outbox:
         lock = await asyncio.to_thread(DirectoryLock.acquire, directory)
         try:
-            log, base, sessions = await asyncio.to_thread(_load, directory, fsync)
+            log, base, pending, held = await asyncio.to_thread(_load, directory, fsync)
         except BaseException:
             lock.release()
             raise
-        return cls(directory, lock, log, base, sessions)
+        return cls(directory, lock, log, base, pending, held)
 
     @property
     def pending(self) -> int:
         """Events journalled and not yet applied."""
         return self._pending
 
-    def holds(self, session_id: str) -> bool:
-        """Whether events of ``session_id`` are journalled and not yet drained: a new one must
-        queue behind them to keep the session's order."""
-        return self._sessions[session_id] > 0
+    def holds(self, event: Event) -> bool:
+        """Whether an event journalled and not yet applied holds the session of ``event`` or a
+        node it claims: ``event`` must be applied after it, to keep the session's order and
+        the node's first owner."""
+        return self._held_by(_holds(event)) is not None
 
     def resume(self) -> None:
-        """The store answers again: the journal is being replayed, so a new write of a held
-        session may wait for it (``released``)."""
+        """The store answers again: the journal is being replayed, so a new write that is
+        held may wait for it (``released``)."""
         self._replaying = True
 
     def pause(self) -> None:
@@ -97,17 +108,20 @@ class Outbox:
             waiter.set()
         self._waiters.clear()
 
-    async def released(self, session_id: str, seconds: float) -> bool:
-        """Whether ``session_id`` holds no journalled event, waiting up to ``seconds`` for
-        the replay to apply its last one — only while the store answers (``resume``): a write
-        that waits instead of being journalled is acknowledged as soon as the journal ahead
-        of it is empty, and adds nothing to replay."""
-        if self._replaying and self.holds(session_id):
-            waiter = self._waiters.setdefault(session_id, asyncio.Event())
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(seconds):
-                    await waiter.wait()
-        return not self.holds(session_id)
+    async def released(self, event: Event, seconds: float) -> bool:
+        """Whether nothing journalled holds ``event`` (``holds``), waiting up to ``seconds``
+        for the replay to apply what does — only while the store answers (``resume``): a
+        write that waits instead of being journalled is acknowledged as soon as the journal
+        ahead of it is applied, and adds nothing to replay."""
+        holds = _holds(event)
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(seconds):
+                while self._replaying and (hold := self._held_by(holds)) is not None:
+                    await self._waiters.setdefault(hold, asyncio.Event()).wait()
+        return self._held_by(holds) is None
+
+    def _held_by(self, holds: Iterable[Hold]) -> Hold | None:
+        return next((hold for hold in holds if self._held[hold] > 0), None)
 
     async def append(self, event: Event) -> None:
         """Journal ``event``; returns once it is durable."""
@@ -121,7 +135,7 @@ class Outbox:
                 await self._log.resume()
                 raise
             self._pending += 1
-            self._sessions[event.session_id] += 1
+            self._held.update(_holds(event))
 
     async def drain(
         self,
@@ -130,13 +144,12 @@ class Outbox:
         sessions: int = REPLAY_SESSIONS,
         batch: int = REPLAY_BATCH,
     ) -> int:
-        """Apply every event journalled so far — each session's in order, in calls of up to
-        ``batch`` consecutive events of one session, up to ``sessions`` sessions at once — and
-        return how many were applied.
+        """Apply every event journalled so far — those that share a hold in the order they
+        were journalled, in calls of up to ``batch`` consecutive events of one session; up to
+        ``sessions`` groups that share none at once — and return how many were applied.
 
-        An exception from ``apply`` stops the drain (the other sessions' events in flight are
-        cancelled) and propagates; every event stays journalled and every session it held is
-        held again."""
+        An exception from ``apply`` stops the drain (the other groups' events in flight are
+        cancelled) and propagates; every event stays journalled and holds what it held."""
         async with self._draining:
             async with self._appending:
                 count = self._pending
@@ -144,23 +157,20 @@ class Outbox:
                     return 0
                 generation = await self._log.rotate()
             payloads = await asyncio.to_thread(self._read, count)
-            queues: dict[str, list[Event]] = {}
-            for payload in payloads:
-                event = event_from_dict(json.loads(payload))
-                queues.setdefault(event.session_id, []).append(event)
-            applied: Counter[str] = Counter()
+            events = [event_from_dict(json.loads(payload)) for payload in payloads]
+            applied: list[Event] = []
 
             async def replay(work: Iterator[list[Event]]) -> None:
-                for events in work:  # shared: each worker takes the next session
-                    for start in range(0, len(events), batch):
-                        chunk = events[start : start + batch]
+                for group in work:  # shared: each worker takes the next group
+                    for chunk in _runs(group, batch):
                         await apply(chunk)
-                        self._consumed(chunk[0].session_id, len(chunk))
-                        applied[chunk[0].session_id] += len(chunk)
+                        self._consumed(chunk)
+                        applied.extend(chunk)
 
-            work = iter(queues.values())
+            groups = _groups(events)
+            work = iter(groups)
             workers = [
-                asyncio.ensure_future(replay(work)) for _ in range(min(sessions, len(queues)))
+                asyncio.ensure_future(replay(work)) for _ in range(min(sessions, len(groups)))
             ]
             try:
                 await asyncio.gather(*workers)
@@ -169,22 +179,25 @@ class Outbox:
                     worker.cancel()
                 with contextlib.suppress(BaseException):
                     await asyncio.gather(*workers, return_exceptions=True)
-                self._pending += applied.total()
-                self._sessions.update(applied)  # still journalled: held again, in order
+                self._pending += len(applied)
+                for event in applied:  # still journalled: held again, in order
+                    self._held.update(_holds(event))
                 raise
             await asyncio.to_thread(write_snapshot, self._directory, generation, [])
             await asyncio.to_thread(self._log.drop_generations, generation)
             self._base = generation
-            return applied.total()
+            return len(applied)
 
-    def _consumed(self, session_id: str, count: int) -> None:
-        self._pending -= count
-        self._sessions[session_id] -= count
-        if self._sessions[session_id] <= 0:
-            del self._sessions[session_id]  # nothing journalled left: new writes go through
-            waiter = self._waiters.pop(session_id, None)
-            if waiter is not None:
-                waiter.set()
+    def _consumed(self, events: Sequence[Event]) -> None:
+        for event in events:
+            self._pending -= 1
+            for hold in _holds(event):
+                self._held[hold] -= 1
+                if self._held[hold] <= 0:
+                    del self._held[hold]  # nothing journalled holds it: new writes go through
+                    waiter = self._waiters.pop(hold, None)
+                    if waiter is not None:
+                        waiter.set()
 
     def _read(self, count: int) -> list[bytes]:
         return list(itertools.islice(self._log.replay(after_generation=self._base), count))
@@ -194,19 +207,65 @@ class Outbox:
         self._lock.release()
 
 
-def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, Counter[str]]:
+def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, int, Counter[Hold]]:
     log = RecordLog.open(directory, fsync=fsync)
     try:
         snapshot = read_latest_snapshot(directory)
         base = snapshot[0] if snapshot is not None else -1
-        sessions = Counter(
-            _event(path, offset, payload).session_id
-            for path, offset, payload in log.replay_located(after_generation=base)
-        )
+        pending, held = 0, Counter[Hold]()
+        for path, offset, payload in log.replay_located(after_generation=base):
+            pending += 1
+            held.update(_holds(_event(path, offset, payload)))
     except BaseException:
         log.close_now()
         raise
-    return log, base, sessions
+    return log, base, pending, held
+
+
+def _holds(event: Event) -> tuple[Hold, ...]:
+    return (("session", event.session_id), *(("node", key) for key in claimed_ids(event)))
+
+
+def _groups(events: Sequence[Event]) -> list[list[Event]]:
+    """``events`` (in journal order) split into groups, each in journal order, such that no
+    two groups share a hold; a group comes at the place of its first event."""
+    parent: list[int] = []  # a union-find of the groups, by their first event's number
+
+    def root(group: int) -> int:
+        while parent[group] != group:
+            parent[group] = parent[parent[group]]
+            group = parent[group]
+        return group
+
+    last: dict[Hold, int] = {}  # each hold's group (any member; ``root`` finds the group)
+    member: list[int] = []
+    for event in events:
+        holds = _holds(event)
+        joined = {root(last[hold]) for hold in holds if hold in last}
+        group = min(joined) if joined else len(parent)
+        if not joined:
+            parent.append(group)
+        for other in joined:
+            parent[other] = group
+        for hold in holds:
+            last[hold] = group
+        member.append(group)
+    groups: dict[int, list[Event]] = {}
+    for event, group in zip(events, member, strict=True):
+        groups.setdefault(root(group), []).append(event)
+    return list(groups.values())
+
+
+def _runs(group: Sequence[Event], batch: int) -> Iterator[list[Event]]:
+    """Runs of up to ``batch`` consecutive events of one session, in order."""
+    run: list[Event] = []
+    for event in group:
+        if run and (event.session_id != run[0].session_id or len(run) == batch):
+            yield run
+            run = []
+        run.append(event)
+    if run:
+        yield run
 
 
 def _event(path: Path, offset: int, payload: bytes) -> Event:

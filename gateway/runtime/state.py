@@ -203,9 +203,7 @@ class Runtime:
         if not event.journalled:
             return await self._after_journal(use_case, event)
         neo4j = self._stores.get(Backend.NEO4J)
-        if neo4j is not None and await self.outbox.released(
-            event.session_id, self.settings.neo4j_timeout
-        ):
+        if neo4j is not None and await self.outbox.released(event, self.settings.neo4j_timeout):
             try:
                 return await use_case(neo4j, event)
             except StoreUnavailableError as exc:
@@ -224,9 +222,9 @@ class Runtime:
         it are applied first: it waits for them as an observe would, and answers unreachable
         (not queued: the agent may send it again) when they are not applied in time."""
         assert self.outbox is not None
-        if self.outbox.holds(event.session_id):
+        if self.outbox.holds(event):
             validate_event(event)  # a bad input is told as such, whatever the outbox holds
-            if not await self.outbox.released(event.session_id, self.settings.neo4j_timeout):
+            if not await self.outbox.released(event, self.settings.neo4j_timeout):
                 raise StoreUnavailableError(
                     Backend.NEO4J.value,
                     detail="The session's writes queued before this one are not applied yet.",

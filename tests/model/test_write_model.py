@@ -8,14 +8,22 @@ never see each other's nodes.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import os
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from hypothesis import HealthCheck, given, settings
 
+from gateway.runtime.outbox import Outbox
+from gateway.runtime.replay import apply_batch
+from resolvers.errors import KeyOwnedByOtherSessionError
+from resolvers.observe import APPLY, claimed_ids
+from resolvers.records import Label
 from tests.model.write_model import Goal, Run, Search, Upload, Version, WriteModel
-from tests.model.write_streams import answers, apply, delivered, graph
+from tests.model.write_streams import SESSIONS, answers, apply, delivered, graph, to_domain
 
 if TYPE_CHECKING:
     from resolvers.store import GraphStore
@@ -106,6 +114,57 @@ async def test_bursts_of_several_sessions_at_once_each_leave_the_graph_of_the_mo
         assert answered == expected
         assert nodes == model.nodes()
         assert edges == model.edges()
+
+
+@PROFILE
+@given(events=delivered())
+async def test_a_stream_journalled_and_replayed_leaves_the_graph_of_the_model(
+    store: GraphStore, events: list[Event]
+) -> None:
+    # Acknowledged queued (while Neo4j was away) in this order, then replayed: sessions side
+    # by side, in batches, and a key both sessions claim goes to the one journalled first.
+    prefix = f"m{next(_EXAMPLES)}x"
+    model = WriteModel()
+    for event in events:
+        model.apply(event)
+
+    with tempfile.TemporaryDirectory() as directory:
+        outbox = await Outbox.open(Path(directory), fsync=False)
+        try:
+            for event in events:
+                await outbox.append(to_domain(event, prefix))
+            await outbox.drain(lambda chunk: apply_batch(store, chunk), sessions=2, batch=3)
+        finally:
+            await outbox.aclose()
+    nodes, edges = await graph(store, prefix)
+
+    assert nodes == model.nodes()
+    assert edges == model.edges()
+
+
+@PROFILE
+@given(events=delivered())
+async def test_an_event_creates_no_node_of_its_session_it_does_not_claim(
+    store: GraphStore, events: list[Event]
+) -> None:
+    # The outbox keeps two sessions' events in order only where they claim a node in common.
+    prefix = f"m{next(_EXAMPLES)}x"
+    sessions = [f"{prefix}{session}" for session in SESSIONS]
+    unclaimed: list[tuple[str, set[str]]] = []
+    for event in events:
+        domain = to_domain(event, prefix)
+        before = {i for session in sessions for i in await store.session_node_ids(session)}
+        with contextlib.suppress(KeyOwnedByOtherSessionError):
+            await APPLY[type(domain)](store, domain)
+        created = {
+            node.id
+            for node in await store.get_nodes(await store.session_node_ids(domain.session_id))
+            if node is not None and node.id not in before and node.label is not Label.PAPER
+        }
+        if not created <= set(claimed_ids(domain)):
+            unclaimed.append((domain.kind, created - set(claimed_ids(domain))))
+
+    assert unclaimed == []
 
 
 async def test_a_shared_execution_id_is_refused_and_a_shared_input_allowed(
