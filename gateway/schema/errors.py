@@ -40,6 +40,8 @@ from resolvers.errors import (
 from resolvers.records import Backend as DomainBackend
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from strawberry.types import Info
     from strawberry.types.field import StrawberryField
 
@@ -275,7 +277,15 @@ class _RequestText:
 class MaskUnexpectedErrors(MaskErrors):
     """Strawberry's ``MaskErrors`` over every top-level error: an unexpected one becomes
     "Unexpected error." plus a request id (the original is logged), an expected one keeps its
-    message and gains its ``code``, and every message is redacted."""
+    message and gains its ``code``, and every message is redacted. A document the schema
+    refuses is coded ``GRAPHQL_VALIDATION_FAILED`` (``CachedParse`` codes one that does not
+    parse), and variables it cannot take ``BAD_USER_INPUT``: the codes a federation router and
+    typed clients know."""
+
+    def on_validate(self) -> Iterator[None]:
+        yield
+        for error in self.execution_context.pre_execution_errors or ():
+            coded(error, VALIDATION_FAILED)
 
     def anonymise_error(self, error: GraphQLError) -> GraphQLError:
         secrets = request_secrets(self.execution_context)
@@ -284,6 +294,9 @@ class MaskUnexpectedErrors(MaskErrors):
 
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):
+            if error.path is None:
+                # Not a field's, past parsing and validation: the variables' values refused.
+                coded(error, BAD_USER_INPUT)
             return error
         if isinstance(error.original_error, DomainError):
             return _expected(error, error.original_error)
@@ -302,6 +315,18 @@ class MaskUnexpectedErrors(MaskErrors):
             path=error.path,
             extensions={"code": "INTERNAL", "requestId": request_id},
         )
+
+
+PARSE_FAILED = "GRAPHQL_PARSE_FAILED"
+VALIDATION_FAILED = "GRAPHQL_VALIDATION_FAILED"
+BAD_USER_INPUT = "BAD_USER_INPUT"
+
+
+def coded(error: GraphQLError, code: str) -> GraphQLError:
+    """``error`` given ``code`` (in place), unless it has one."""
+    if not (error.extensions or {}).get("code"):
+        error.extensions = {**(error.extensions or {}), "code": code}
+    return error
 
 
 def _expected(error: GraphQLError, exc: DomainError) -> GraphQLError:

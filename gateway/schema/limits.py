@@ -53,6 +53,8 @@ from strawberry.extensions import (
     SchemaExtension,
 )
 
+from gateway.schema.errors import PARSE_FAILED, VALIDATION_FAILED, coded
+
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
@@ -265,13 +267,16 @@ class CachedParse(SchemaExtension):
         except GraphQLSyntaxError as error:
             if error.message.endswith("Parsing aborted."):
                 raise limit_error(error) from error
-            raise
+            raise coded(error, PARSE_FAILED) from None
         if problem is not None:
             raise limit_error(GraphQLError(problem))
         operations = [d for d in document.definitions if isinstance(d, OperationDefinitionNode)]
         if context.operation_name is None and len(operations) > 1:
             # graphql-core would say so too, but strawberry picks the first operation first.
-            raise GraphQLError("Must provide operation name if query contains multiple operations.")
+            raise GraphQLError(
+                "Must provide operation name if query contains multiple operations.",
+                extensions={"code": VALIDATION_FAILED},
+            )
         context.graphql_document = document
         yield
 

@@ -97,7 +97,33 @@ async def test_tokens_at_the_limit_run_and_one_more_is_refused(runtime: Runtime)
 
 
 async def test_a_plain_syntax_error_is_not_a_limit(runtime: Runtime) -> None:
-    assert await codes(client(runtime), "{ health { status }") == [None]
+    assert await codes(client(runtime), "{ health { status }") == ["GRAPHQL_PARSE_FAILED"]
+
+
+@pytest.mark.parametrize(
+    ("document", "variables", "code"),
+    [
+        ("{ nope }", {}, "GRAPHQL_VALIDATION_FAILED"),
+        ("{ health(x: 1) { status } }", {}, "GRAPHQL_VALIDATION_FAILED"),
+        (
+            '{ searchNodes(query: "a", first: "ten") { __typename } }',
+            {},
+            "GRAPHQL_VALIDATION_FAILED",
+        ),
+        ("query A { __typename } query B { __typename }", {}, "GRAPHQL_VALIDATION_FAILED"),
+        (
+            'query($n: Int) { searchNodes(query: "a", first: $n) { __typename } }',
+            {"n": "ten"},
+            "BAD_USER_INPUT",
+        ),
+        ("query($q: String!) { searchNodes(query: $q) { __typename } }", {}, "BAD_USER_INPUT"),
+    ],
+)
+async def test_a_document_or_variables_the_schema_refuses_are_coded(
+    runtime: Runtime, document: str, variables: dict[str, Any], code: str
+) -> None:
+    # The codes a federation router and typed clients tell apart: the caller's mistake, not ours.
+    assert await codes(client(runtime), document, **variables) == [code]
 
 
 async def test_the_default_limits_let_the_playground_query_through(gql: GraphQLClient) -> None:
