@@ -8,7 +8,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.runtime.state import Runtime
+from gateway.runtime.outbox import Outbox
+from gateway.runtime.state import Runtime, SavedState
+from gateway.stores.file.memory import FileMemoryStore
+from gateway.stores.file.store import FileStore
 from resolvers import declare, observe
 from resolvers.errors import InvalidInputError, StoreUnavailableError
 from resolvers.events import EvidenceDeclared, FirstMessageObserved
@@ -16,8 +19,10 @@ from resolvers.records import Backend
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
+    from pathlib import Path
 
     from gateway.settings import Settings
+    from resolvers.store import GraphStore
 
 GOAL = FirstMessageObserved("s1", goal_id="goal:session:s1", core_objective="TP53")
 EVIDENCE = EvidenceDeclared(
@@ -66,3 +71,49 @@ async def test_an_invalid_observe_is_refused_not_journalled(unreachable: Runtime
     assert caught.value.field == "input.coreObjective"
     assert unreachable.outbox is not None
     assert unreachable.outbox.pending == 0
+
+
+async def test_once_neo4j_did_not_answer_observes_are_journalled_at_once_until_it_answers(
+    settings: Settings, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Each observe sent to a server that does not answer waits for it to time out (seconds
+    # while it starts or the network drops packets): only the supervisor's ping tries it.
+    down = True
+    sent: list[str] = []
+
+    async def ping() -> None:
+        if down:
+            raise StoreUnavailableError(Backend.NEO4J.value)
+
+    async def use_case(target: GraphStore, event: FirstMessageObserved) -> object:
+        sent.append(event.session_id)
+        if down:
+            raise StoreUnavailableError(Backend.NEO4J.value)
+        return await observe.observe_session_first_message(target, event)
+
+    def goal(session: str) -> FirstMessageObserved:
+        return replace(GOAL, session_id=session, goal_id=f"goal:session:{session}")
+
+    store = await FileStore.open(tmp_path / "neo4j", fsync=False)
+    monkeypatch.setattr(store, "ping", ping)
+    outbox = await Outbox.open(settings.data_dir / "outbox")
+    memory = await FileMemoryStore.open(settings.data_dir / "memory")
+    runtime = Runtime(
+        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
+    )
+    queued = []
+    for session in ("s1", "s2", "s3"):
+        with pytest.raises(StoreUnavailableError) as caught:
+            await runtime.record(use_case, goal(session))
+        queued.append(caught.value.queued)
+    while_down = await runtime.replay_outbox()
+    down = False
+    drained = await runtime.replay_outbox()
+    await runtime.record(use_case, goal("s4"))
+    await outbox.aclose()
+    await memory.aclose()
+    await store.aclose()
+
+    assert queued == [True, True, True]
+    assert (while_down, drained) == (None, 3)
+    assert sent == ["s1", "s4"]

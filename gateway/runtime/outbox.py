@@ -70,6 +70,7 @@ class Outbox:
         self._held = held  # journalled events per hold, until they are applied
         self._draining = asyncio.Lock()
         self._replaying = False  # the store answers: holds are being released
+        self._lost = False  # the store did not answer (``pause``), and not since (``resume``)
         self._waiters: dict[Hold, asyncio.Event] = {}  # set when the hold is released
         # Held while appending and while a drain counts and rotates: an append in flight at the
         # rotation would land in the drained generation uncounted and be dropped with it.
@@ -96,23 +97,35 @@ class Outbox:
         the node's first owner."""
         return self._held_by(_holds(event)) is not None
 
+    @property
+    def lost(self) -> bool:
+        """Whether the store was found not answering (``pause``) and not answering since."""
+        return self._lost
+
     def resume(self) -> None:
         """The store answers again: the journal is being replayed, so a new write that is
         held may wait for it (``released``)."""
         self._replaying = True
+        self._lost = False
 
     def pause(self) -> None:
-        """The store does not answer: nothing is released until ``resume``, so no write waits."""
+        """The store does not answer: nothing is released until ``resume``, so no write waits,
+        and no write is sent to it (``released``): each would wait for it to time out."""
         self._replaying = False
+        self._lost = True
         for waiter in self._waiters.values():
             waiter.set()
         self._waiters.clear()
 
     async def released(self, event: Event, seconds: float) -> bool:
-        """Whether nothing journalled holds ``event`` (``holds``), waiting up to ``seconds``
-        for the replay to apply what does — only while the store answers (``resume``): a
-        write that waits instead of being journalled is acknowledged as soon as the journal
-        ahead of it is applied, and adds nothing to replay."""
+        """Whether ``event`` may be sent to the store now: the store was not found unreachable
+        since it last answered (``lost``), and nothing journalled holds ``event``
+        (``holds``) — waiting up to ``seconds`` for the replay to apply what does, only while
+        the store answers (``resume``): a write that waits instead of being journalled is
+        acknowledged as soon as the journal ahead of it is applied, and adds nothing to
+        replay."""
+        if self._lost:
+            return False
         holds = _holds(event)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):

@@ -190,12 +190,15 @@ class Runtime:
         The outbox decision is made here and only here: an event kind that may wait
         (``Event.journalled``, the observes) is journalled instead when the selected Neo4j
         cannot take it, and answers ``StoreUnavailableError(queued=True)``; any other kind (the
-        declares, which must validate against the graph) answers unreachable, not queued. A
-        session with journalled events queues behind them, so its order is kept — while
-        Neo4j answers and replays them, by waiting up to ``neo4j_timeout`` for the last one
-        (``Outbox.released``) and then writing; the others are written at once, also while
-        the outbox replays. An event journalled without being applied is validated here
-        instead: a replay could never apply an invalid one."""
+        declares, which must validate against the graph) answers unreachable, not queued. An
+        observe held by journalled events (its session's, or another session's naming a node
+        it claims) queues behind them, so their order is kept — while Neo4j answers and
+        replays them, by waiting up to ``neo4j_timeout`` for them (``Outbox.released``) and
+        then writing; the others are written at once, also while the outbox replays. Once a
+        write or a ping found Neo4j unreachable, observes are journalled at once until the
+        supervisor's ping finds it answering (each would otherwise wait for a connection to
+        time out). An event journalled without being applied is validated here instead: a
+        replay could never apply an invalid one."""
         if not self.state.enabled:
             raise MemoryGraphDisabledError()
         if self.state.backend is Backend.FILE or self.outbox is None:
@@ -290,10 +293,11 @@ class Runtime:
             return 0
         if not await self._connect_neo4j():
             return None
-        if self.outbox.pending == 0:
+        if self.outbox.pending == 0 and not self.outbox.lost:
             return 0
         try:
-            # A ping first: a drain starts a new journal generation and reads the journal.
+            # A ping first: a drain starts a new journal generation and reads the journal, and
+            # writes go to Neo4j again only once it answered (``Outbox.lost``).
             await self._stores[Backend.NEO4J].ping()
             self.outbox.resume()
             return await self.outbox.drain(self._apply_queued)
