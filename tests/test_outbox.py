@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import zlib
 from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.runtime.outbox import Outbox
+from gateway.runtime.outbox import REFUSED_FILE, Outbox
 from gateway.stores.file.log import CorruptLogError, StoreLockedError
 from resolvers.events import Event, ExecutionObserved, FirstMessageObserved
 from tests.resolvers.builders import execution_event
@@ -321,3 +322,18 @@ async def test_a_node_two_sessions_claim_is_replayed_in_their_journal_order(
     assert applied.peak == 2  # A and B in one group, C beside it
     assert sorted(map(repr, applied.events)) == sorted(map(repr, journalled))
     assert not outbox.holds(_run("B", "x"))
+
+
+async def test_a_refused_event_that_cannot_be_kept_leaves_the_replay_going(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    (tmp_path / REFUSED_FILE).mkdir()  # neither read nor appended to
+    outbox = await Outbox.open(tmp_path)
+
+    with caplog.at_level(logging.ERROR):
+        await outbox.refuse(_event(0), "refused")
+    refused = outbox.refused
+    await outbox.aclose()
+
+    assert refused == 0
+    assert any("is in the log only" in record.getMessage() for record in caplog.records)

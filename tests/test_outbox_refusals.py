@@ -5,6 +5,7 @@ with journalled events waits for them: they are what it is checked against."""
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
@@ -12,7 +13,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from gateway.runtime.outbox import Outbox
+from gateway.runtime.outbox import REFUSED_FILE, Outbox
 from gateway.runtime.state import Runtime, SavedState
 from gateway.stores.file.memory import FileMemoryStore
 from resolvers.declare import declare_evidence
@@ -22,6 +23,7 @@ from resolvers.events import (
     FirstMessageObserved,
     PaperProduct,
     ToolCallObserved,
+    event_from_dict,
 )
 from resolvers.observe import APPLY, observe_execution
 from resolvers.records import Backend
@@ -57,13 +59,18 @@ async def test_a_refused_event_is_dropped_and_the_replay_goes_on(
     runtime = Runtime(
         settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
     )
-    await outbox.append(_execution("B"))
+    refused_event = _execution("B")
+    await outbox.append(refused_event)
     await outbox.append(FirstMessageObserved("B", goal_id="goal:session:B", core_objective="x"))
 
     with caplog.at_level(logging.ERROR):
         await runtime.replay_outbox()
     pending = outbox.pending
+    health = await runtime.health()
     await outbox.aclose()
+    reopened = await Outbox.open(settings.data_dir / "outbox")
+    kept = reopened.refused
+    await reopened.aclose()
     await memory.aclose()
 
     assert pending == 0
@@ -74,6 +81,13 @@ async def test_a_refused_event_is_dropped_and_the_replay_goes_on(
     refusals = [r.getMessage() for r in caplog.records if "rejected on replay" in r.getMessage()]
     assert len(refusals) == 1
     assert "subtask:exec-1 belongs to session A" in refusals[0]
+    # Acknowledged as queued, never applied: kept whole, to be read and sent again.
+    (line,) = (settings.data_dir / "outbox" / REFUSED_FILE).read_text().splitlines()
+    refused = json.loads(line)
+    assert event_from_dict(refused["event"]) == refused_event
+    assert "subtask:exec-1 belongs to session A" in refused["reason"]
+    assert datetime.fromisoformat(refused["refusedAt"]).tzinfo is not None
+    assert (health.refused_writes, kept) == (1, 1)
 
 
 async def test_an_event_that_fails_on_replay_is_dropped_whole_and_the_replay_goes_on(

@@ -12,6 +12,7 @@ science_memory_store_up                             gauge      backend
 science_memory_store_nodes                          gauge      backend
 science_memory_file_store_log_bytes                 gauge      (file backend only)
 science_memory_outbox_pending_writes                gauge
+science_memory_outbox_refused_writes                gauge
 science_memory_graph_subscribers                    gauge
 science_memory_graph_events_delivered_total         counter
 science_memory_graph_subscribers_dropped_total      counter
@@ -120,6 +121,11 @@ class Metrics:
             "Observe events journalled for an unreachable Neo4j, waiting for replay.",
             registry=self.registry,
         )
+        self.refused = Gauge(
+            "science_memory_outbox_refused_writes",
+            "Journalled observe events refused on replay, kept in outbox/refused.jsonl.",
+            registry=self.registry,
+        )
         self._bus = _BusCollector()
         self.registry.register(self._bus)
         self._names: set[str] = set()
@@ -147,6 +153,7 @@ class Metrics:
         """Read the store and outbox gauges from ``runtime`` (before a scrape)."""
         self._bus.bus = runtime.events
         self.pending.set(runtime.outbox.pending if runtime.outbox is not None else 0)
+        self.refused.set(runtime.outbox.refused if runtime.outbox is not None else 0)
         backend = runtime.state.backend.value
         self.store_nodes.clear()
         try:

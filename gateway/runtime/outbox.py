@@ -15,6 +15,11 @@ as the last journalled event holding it is applied, so new writes go straight to
 while other sessions still replay; while the store answers (``resume``, until ``pause``) a new
 write that is held can wait for that moment (``released``) instead of being journalled behind
 the replay.
+
+An event the store refuses or fails on when replayed alone was acknowledged (``queued: true``)
+and can never be applied: ``refuse`` keeps it in ``<dataDir>/outbox/refused.jsonl`` (one JSON
+object a line: when, why, the event as journalled), durably, and ``refused`` counts them, so
+an operator sees it and can send it again.
 """
 
 from __future__ import annotations
@@ -23,6 +28,8 @@ import asyncio
 import contextlib
 import itertools
 import json
+import logging
+import os
 from collections import Counter
 from typing import TYPE_CHECKING
 
@@ -36,6 +43,7 @@ from gateway.stores.file.log import (
 )
 from resolvers.events import Event, event_from_dict, event_to_dict
 from resolvers.observe import claimed_ids
+from resolvers.records import utc_now
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
@@ -44,6 +52,9 @@ if TYPE_CHECKING:
 Hold = tuple[str, str]
 """``("session", id)`` or ``("node", id)``: what a journalled event keeps in order."""
 
+logger = logging.getLogger(__name__)
+
+REFUSED_FILE = "refused.jsonl"
 # Groups of events replayed at once: events of different groups share no hold.
 REPLAY_SESSIONS = 8
 # Consecutive events of one session applied together (one transaction on the store).
@@ -61,12 +72,17 @@ class Outbox:
         base: int,
         pending: int,
         held: Counter[Hold],
+        *,
+        fsync: bool,
+        refused: int,
     ) -> None:
         self._directory = directory
         self._lock = lock
         self._log = log
         self._base = base
         self._pending = pending
+        self._fsync = fsync
+        self._refused = refused
         self._held = held  # journalled events per hold, until they are applied
         self._draining = asyncio.Lock()
         self._replaying = False  # the store answers: holds are being released
@@ -81,15 +97,36 @@ class Outbox:
         lock = await asyncio.to_thread(DirectoryLock.acquire, directory)
         try:
             log, base, pending, held = await asyncio.to_thread(_load, directory, fsync)
+            refused = await asyncio.to_thread(_count_lines, directory / REFUSED_FILE)
         except BaseException:
             lock.release()
             raise
-        return cls(directory, lock, log, base, pending, held)
+        return cls(directory, lock, log, base, pending, held, fsync=fsync, refused=refused)
 
     @property
     def pending(self) -> int:
         """Events journalled and not yet applied."""
         return self._pending
+
+    @property
+    def refused(self) -> int:
+        """Journalled events dropped on replay, kept in ``refused.jsonl``."""
+        return self._refused
+
+    async def refuse(self, event: Event, reason: str) -> None:
+        """Keep ``event``, dropped on replay for ``reason``, in ``refused.jsonl``; returns once
+        it is durable. A file that cannot be written leaves the event in the log only (the
+        replay logs every dropped event whole): the replay must go on."""
+        line = {"refusedAt": utc_now().isoformat(), "reason": reason, "event": event_to_dict(event)}
+        payload = json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n"
+        try:
+            await asyncio.to_thread(
+                _append_line, self._directory / REFUSED_FILE, payload.encode(), self._fsync
+            )
+        except OSError as exc:
+            logger.error("the dropped %s event is in the log only: %s", event.kind, exc)
+            return
+        self._refused += 1
 
     def holds(self, event: Event) -> bool:
         """Whether an event journalled and not yet applied holds the session of ``event`` or a
@@ -233,6 +270,27 @@ def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, int, Counter[Ho
         log.close_now()
         raise
     return log, base, pending, held
+
+
+def _count_lines(path: Path) -> int:
+    """The lines of ``path``: 0 when it does not exist, or cannot be read (said in the log: it
+    only keeps what the log has too, so it never stops a start)."""
+    try:
+        with path.open("rb") as file:
+            return sum(1 for _ in file)
+    except FileNotFoundError:
+        return 0
+    except OSError as exc:
+        logger.warning("cannot count the refused events in %s: %s", path, exc)
+        return 0
+
+
+def _append_line(path: Path, line: bytes, fsync: bool) -> None:
+    with path.open("ab") as file:
+        file.write(line)
+        file.flush()
+        if fsync:
+            os.fsync(file.fileno())
 
 
 def _holds(event: Event) -> tuple[Hold, ...]:

@@ -21,6 +21,7 @@ import asyncio
 import json
 import logging
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from gateway.stores.forwarding import ForwardedReads
@@ -73,9 +74,9 @@ class _BatchStore(ForwardedReads):
             return await work(tx)
 
 
-async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
+async def apply_batch(store: GraphStore, events: Sequence[Event]) -> list[Dropped]:
     """Apply consecutive events of one session, in as few transactions as ``BATCH_SECONDS``
-    allow.
+    allow; the events dropped (``apply_one``).
 
     ``StoreUnavailableError`` (other than a conflict worth a retry) propagates: the events stay
     journalled. An event rejected or failing alone is logged and dropped: it was validated
@@ -86,8 +87,8 @@ async def apply_batch(store: GraphStore, events: Sequence[Event]) -> None:
         if applied == 0:
             break  # rolled back: one transaction per event below
         start += applied
-    for event in events[start:]:
-        await apply_one(store, event)
+    dropped = [await apply_one(store, event) for event in events[start:]]
+    return [one for one in dropped if one is not None]
 
 
 async def _apply_some(store: GraphStore, events: Sequence[Event]) -> int:
@@ -119,7 +120,17 @@ async def _apply_some(store: GraphStore, events: Sequence[Event]) -> int:
     return 0
 
 
-async def apply_one(store: GraphStore, event: Event) -> None:
+@dataclass(frozen=True, slots=True)
+class Dropped:
+    """An event refused or failing when applied alone, and why."""
+
+    event: Event
+    reason: str
+
+
+async def apply_one(store: GraphStore, event: Event) -> Dropped | None:
+    """Apply ``event`` in its own transaction; ``Dropped`` when it was refused or failed (it
+    is logged whole), ``None`` when it was applied."""
     try:
         await APPLY[type(event)](store, event)
     except StoreUnavailableError:
@@ -139,3 +150,5 @@ async def apply_one(store: GraphStore, event: Event) -> None:
             json.dumps(event_to_dict(event), ensure_ascii=False),
             exc_info=trace,
         )
+        return Dropped(event, reason)
+    return None

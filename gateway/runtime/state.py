@@ -10,8 +10,9 @@ answer unreachable, observes are journalled and replayed in order by a backgroun
 Neo4j answers again (events queued earlier are applied first, so arrival order is kept).
 A queued event the graph refuses on replay (``KeyOwnedByOtherSession``: its key was taken by
 another session meanwhile; any other rule) cannot succeed later either: it is dropped from the
-outbox with an error log naming the event, the key and the owning session, and the replay goes
-on, so one refusal never blocks the outbox.
+outbox with an error log naming the event, the key and the owning session, and kept in the
+outbox's ``refused.jsonl`` (``Outbox.refuse``); the replay goes on, so one refusal never blocks
+the outbox.
 """
 
 from __future__ import annotations
@@ -100,6 +101,7 @@ class HealthReport:
     pending_writes: int
     version: str
     reason: str | None = None  # why it is not HEALTHY, when it is DEGRADED
+    refused_writes: int = 0
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -108,6 +110,7 @@ class HealthReport:
             "enabled": self.enabled,
             "reachable": self.reachable,
             "pendingWrites": self.pending_writes,
+            "refusedWrites": self.refused_writes,
             "version": self.version,
             "reason": self.reason,
         }
@@ -307,7 +310,9 @@ class Runtime:
             return None
 
     async def _apply_queued(self, events: Sequence[Event]) -> None:
-        await apply_batch(self._stores[Backend.NEO4J], events)
+        assert self.outbox is not None
+        for dropped in await apply_batch(self._stores[Backend.NEO4J], events):
+            await self.outbox.refuse(dropped.event, dropped.reason)
 
     # --- settings and health -------------------------------------------------------------
 
@@ -403,6 +408,7 @@ class Runtime:
             pending_writes=self.outbox.pending if self.outbox is not None else 0,
             version=package_version(),
             reason=reason,
+            refused_writes=self.outbox.refused if self.outbox is not None else 0,
         )
 
     async def aclose(self) -> None:

@@ -55,6 +55,13 @@ class Health:
     enabled: bool
     reachable: bool
     pending_writes: int = strawberry.field(description="Observe events waiting for replay.")
+    refused_writes: int = strawberry.field(
+        description=(
+            "Observe events answered `queued: true` that Neo4j refused or failed on when "
+            "replayed (e.g. another session took their key first): never applied, each kept "
+            "whole in `<dataDir>/outbox/refused.jsonl` to be read and sent again."
+        )
+    )
     version: str
     reason: str | None = strawberry.field(
         default=None,
@@ -69,6 +76,7 @@ class Health:
             enabled=report.enabled,
             reachable=report.reachable,
             pending_writes=report.pending_writes,
+            refused_writes=report.refused_writes,
             version=report.version,
             reason=report.reason,
         )

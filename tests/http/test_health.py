@@ -57,6 +57,7 @@ def test_health_answers_without_a_token(client: TestClient) -> None:
         "enabled": True,
         "reachable": True,
         "pendingWrites": 0,
+        "refusedWrites": 0,
         "version": package_version(),
         "reason": None,
     }
