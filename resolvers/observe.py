@@ -259,7 +259,16 @@ async def _merge_step(
     newer: bool | Callable[[NodeRecord], Mapping[str, Any]],
 ) -> tuple[NodeRecord, bool]:
     """Merge a step (``newer``: whether ``fields`` replace the stored ones, or the update to
-    apply) and keep its chain position (``resolvers.steps.place_step``)."""
+    apply) and keep its chain position (``resolvers.steps.place_step``).
+
+    A step inside a subagent's scope (``parent_subtask_id``) joins that scope's chain: a scope
+    another session created is refused (``KeyOwnedByOtherSessionError``), as any write that
+    would change that session's graph. A scope not observed yet accepts it (order-independence)."""
+    scope = fields.get("parent_subtask_id")
+    if scope:
+        (task,) = await writer.tx.get_nodes([node_id(Label.TASK, scope)])
+        if task is not None and task.session_id != session_id:
+            raise KeyOwnedByOtherSessionError(task.id, scope, task.session_id, session_id)
     before: list[NodeRecord] = []
 
     def update(old: NodeRecord) -> Mapping[str, Any]:

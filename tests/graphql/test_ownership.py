@@ -6,6 +6,8 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from tests import builders as b
 
 if TYPE_CHECKING:
@@ -194,3 +196,46 @@ async def test_keys_of_another_form_are_not_read_for_a_session(gql: GraphQLClien
     upload = await b.upload(gql, "B", "d.csv", fileId="upload-7")
 
     assert goal["__typename"] == upload["__typename"] == "Observed"
+
+
+@pytest.mark.parametrize("kind", ["execution", "tool_call"])
+async def test_a_step_in_another_sessions_subagent_scope_is_refused(
+    gql: GraphQLClient, kind: str
+) -> None:
+    await b.subagent(gql, "A", "sub-1")
+    await b.execution(gql, "A", "exec-a", parentSubagentId="sub-1")
+    before = await b.subgraph(gql, "A")
+
+    if kind == "execution":
+        refused = await _execution(gql, "B", "exec-b", parentSubagentId="sub-1")
+    else:
+        refused = await b.mutate(
+            gql,
+            "observeToolCall",
+            "ObserveToolCallInput",
+            {
+                "taskId": "subtask:mcp:q1",
+                "sessionId": "B",
+                "turnId": "turn-1",
+                "toolName": "mcp__europe-pmc__search",
+                "toolType": "search",
+                "retrievedAt": b.at(10),
+                "parentSubagentId": "sub-1",
+            },
+            OWNED,
+        )
+
+    assert refused["__typename"] == "KeyOwnedByOtherSession"
+    assert (refused["ownerSessionId"], refused["key"]) == ("A", "subtask:subagent:sub-1")
+    assert (await b.subgraph(gql, "B"))["nodes"] == []
+    assert await b.subgraph(gql, "A") == before
+
+
+async def test_a_step_naming_a_subagent_not_observed_yet_is_kept_in_its_own_session(
+    gql: GraphQLClient,
+) -> None:
+    # Out of order, the scope is not known yet: the step is accepted, as SPEC §3.2 wants.
+    early = await _execution(gql, "B", "exec-b", parentSubagentId="sub-1")
+
+    assert early["__typename"] == "Observed"
+    assert b.node_ids(await b.subgraph(gql, "B")) >= {"ToolCall:subtask:subagent:sub-1:exec:exec-b"}
