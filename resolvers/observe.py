@@ -582,8 +582,9 @@ APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[object]]] = {
 
 
 def claimed_ids(event: Event) -> tuple[str, ...]:
-    """The ids of the nodes ``event`` merges as its session's own (Papers aside: their ids name
-    the session). The first session to write one owns it (SPEC §3.8), so two sessions' events
+    """The ids of the nodes whose owner decides whether ``event`` is accepted: those it merges
+    as its session's own (Papers aside: their ids name the session), and the subagent scope a
+    step joins. The first session to write one owns it (SPEC §3.8), so two sessions' events
     that claim one id must be applied in the order they were acknowledged; events that claim
     none in common give the same graph in either order. Only an observe (or a declared
     artifact) claims a node an observe may claim too: other declares claim none here."""
@@ -597,14 +598,22 @@ def claimed_ids(event: Event) -> tuple[str, ...]:
                 node_id(Label.TOOL_CALL, _execution_key(event)),
                 node_id(Label.CODE, event.execution_id),
                 *_artifact_ids(event.produced_artifacts),
+                *_scope_ids(event.parent_subagent_id),
             )
         case ToolCallObserved():
-            return (node_id(Label.TOOL_CALL, _tool_call_key(event)),)
+            return (
+                node_id(Label.TOOL_CALL, _tool_call_key(event)),
+                *_scope_ids(event.parent_subagent_id),
+            )
         case SubagentObserved():
-            return (node_id(Label.TASK, scope_key(event.subagent_id)),)
+            return _scope_ids(event.subagent_id)
         case ArtifactDeclared():
             return _artifact_ids((event.artifact,))
     return ()
+
+
+def _scope_ids(subagent_id: str | None) -> tuple[str, ...]:
+    return (node_id(Label.TASK, scope_key(subagent_id)),) if subagent_id else ()
 
 
 def _artifact_ids(artifacts: tuple[ProducedArtifact, ...]) -> tuple[str, ...]:

@@ -11,8 +11,8 @@ import pytest
 
 from gateway.runtime.outbox import REFUSED_FILE, Outbox
 from gateway.stores.file.log import CorruptLogError, StoreLockedError
-from resolvers.events import Event, ExecutionObserved, FirstMessageObserved
-from tests.resolvers.builders import execution_event
+from resolvers.events import Event, ExecutionObserved, FirstMessageObserved, SubagentObserved
+from tests.resolvers.builders import T0, execution_event
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -224,6 +224,12 @@ async def test_a_replayed_session_is_released_while_others_still_replay(tmp_path
             execution_event("x", 2, session="B"),
             execution_event("y", 2, session="B"),
             id="a-node-it-claims",
+        ),
+        pytest.param(
+            [SubagentObserved("A", "sub-1", "turn-1", "find", T0, "running")],
+            execution_event("x", 2, session="B", scope="sub-1"),
+            execution_event("x", 2, session="B"),
+            id="the-subagent-scope-it-joins",
         ),
     ],
 )
