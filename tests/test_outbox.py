@@ -271,11 +271,14 @@ async def test_no_write_waits_while_the_store_does_not_answer(tmp_path: Path) ->
         await asyncio.sleep(0.01)
         outbox.pause()  # the replay stopped: the waiting write is journalled at once
         after_pause = await waiting
+        other_while_lost = await outbox.released(_of("s2"), 60.0)  # no send to a lost store
         outbox.resume()
         timed_out = await outbox.released(_of("s1"), 0.01)
+        other_after_resume = await outbox.released(_of("s2"), 60.0)
     await outbox.aclose()
 
     assert (before_resume, after_pause, timed_out) == (False, False, False)
+    assert (other_while_lost, other_after_resume) == (False, True)
     assert outbox.holds(_of("s1"))
 
 

@@ -168,7 +168,7 @@ class Outbox:
             async with asyncio.timeout(seconds):
                 while self._replaying and (hold := self._held_by(holds)) is not None:
                     await self._waiters.setdefault(hold, asyncio.Event()).wait()
-        return self._held_by(holds) is None
+        return not self._lost and self._held_by(holds) is None
 
     def _held_by(self, holds: Iterable[Hold]) -> Hold | None:
         return next((hold for hold in holds if self._held[hold] > 0), None)
