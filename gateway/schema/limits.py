@@ -108,7 +108,8 @@ def _coded(rule: type[ASTValidationRule], *, reports_shape: bool) -> type[ASTVal
             problem = _fragment_problem(shape)
             if shape is None or problem is not None:
                 ASTValidationRule.__init__(self, context)
-                # A cycle is reported by NoFragmentCyclesRule; the rest by one rule only.
+                # A cycle or an unknown fragment is reported by its own rule; the rest by one
+                # rule only.
                 if problem is not None and reports_shape:
                     context.report_error(limit_error(GraphQLError(problem)))
                 return
@@ -138,7 +139,8 @@ def fragment_shape(document: DocumentNode) -> tuple[int, int] | None:
     """``(nesting, expanded)``: how deep fragment spreads nest (0: none) and how many
     selections (fields, inline fragments, spreads) the operations hold once every fragment is
     expanded where it is spread, which bounds the work of the limiters that follow spreads;
-    ``None`` when the spreads form a cycle.
+    ``None`` when the spreads form a cycle or name a fragment not defined (validation refuses
+    both; the limiters would fail on them).
 
     Iterative and memoised, so that the answer itself needs neither deep recursion nor time
     exponential in the nesting (``F0 { ...F1 ...F1 }``, ``F1 { ...F2 ...F2 }``, …)."""
@@ -150,6 +152,8 @@ def fragment_shape(document: DocumentNode) -> tuple[int, int] | None:
             found, selections = _spreads_in(definition)
             spreads.setdefault(name, []).extend(found)
             size[name] = size.get(name, 0) + selections
+    if any(child not in size for found in spreads.values() for child in found):
+        return None  # a fragment spread and never defined: validation refuses it
     shape: dict[str, tuple[int, int]] = {}
     on_path: set[str] = set()
     for start in [*spreads.get(None, []), *(name for name in spreads if name)]:

@@ -111,6 +111,8 @@ async def test_a_plain_syntax_error_is_not_a_limit(runtime: Runtime) -> None:
             "GRAPHQL_VALIDATION_FAILED",
         ),
         ("query A { __typename } query B { __typename }", {}, "GRAPHQL_VALIDATION_FAILED"),
+        ("{ health { ...Nope } }", {}, "GRAPHQL_VALIDATION_FAILED"),
+        ("{ health { ...A } } fragment A on Health { ...Nope }", {}, "GRAPHQL_VALIDATION_FAILED"),
         (
             'query($n: Int) { searchNodes(query: "a", first: $n) { __typename } }',
             {"n": "ten"},
