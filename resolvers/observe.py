@@ -583,8 +583,8 @@ APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[object]]] = {
 
 def claimed_ids(event: Event) -> tuple[str, ...]:
     """The ids of the nodes whose owner decides whether ``event`` is accepted: those it merges
-    as its session's own (Papers aside: their ids name the session), and the subagent scope a
-    step joins. The first session to write one owns it (SPEC §3.8), so two sessions' events
+    as its session's own (Papers aside: their ids name the session), the subagent scope a
+    step joins, and the execution a declared artifact is a product of. The first session to write one owns it (SPEC §3.8), so two sessions' events
     that claim one id must be applied in the order they were acknowledged; events that claim
     none in common give the same graph in either order. Only an observe (or a declared
     artifact) claims a node an observe may claim too: other declares claim none here."""
@@ -607,8 +607,8 @@ def claimed_ids(event: Event) -> tuple[str, ...]:
             )
         case SubagentObserved():
             return _scope_ids(event.subagent_id)
-        case ArtifactDeclared():
-            return _artifact_ids((event.artifact,))
+        case ArtifactDeclared():  # its producer's owner alone may add to its products
+            return (node_id(Label.CODE, event.execution_id), *_artifact_ids((event.artifact,)))
     return ()
 
 

@@ -17,15 +17,17 @@ from gateway.runtime.outbox import REFUSED_FILE, Outbox
 from gateway.runtime.state import Runtime, SavedState
 from gateway.stores.file.memory import FileMemoryStore
 from resolvers.declare import declare_evidence
-from resolvers.errors import StoreUnavailableError
+from resolvers.errors import KeyOwnedByOtherSessionError, StoreUnavailableError
 from resolvers.events import (
+    ArtifactDeclared,
     ExecutionObserved,
     FirstMessageObserved,
     PaperProduct,
+    ProducedArtifact,
     ToolCallObserved,
     event_from_dict,
 )
-from resolvers.observe import APPLY, observe_execution
+from resolvers.observe import APPLY, declare_artifact, observe_execution
 from resolvers.records import Backend
 from tests.test_write_entrance import EVIDENCE as WRITE_ENTRANCE_EVIDENCE
 
@@ -194,3 +196,31 @@ async def test_a_declare_whose_sessions_observes_stay_queued_answers_unreachable
 
     assert caught.value.queued is False
     assert pending == 2
+
+
+async def test_a_declared_artifact_of_another_sessions_queued_execution_waits_and_is_refused(
+    store: GraphStore, settings: Settings
+) -> None:
+    # Applied before A's queued execution, B's declare would take a product of A's code.
+    outbox = await Outbox.open(settings.data_dir / "outbox")
+    memory = await FileMemoryStore.open(settings.data_dir / "memory")
+    runtime = Runtime(
+        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
+    )
+    await outbox.append(_execution("A"))
+    outbox.resume()
+    declare = ArtifactDeclared("B", execution_id="exec-1", artifact=ProducedArtifact("fig", 1))
+
+    declared = asyncio.create_task(runtime.record(declare_artifact, declare))
+    await asyncio.sleep(0.05)
+    waiting = not declared.done()
+    await runtime.replay_outbox()
+    with pytest.raises(KeyOwnedByOtherSessionError) as refused:
+        await declared
+    await outbox.aclose()
+    await memory.aclose()
+
+    assert waiting
+    assert refused.value.owner_session_id == "A"
+    (artifact,) = await store.get_nodes(["Artifact:fig#v1"])
+    assert artifact is None
