@@ -29,9 +29,12 @@ from resolvers.events import (
 )
 from resolvers.observe import APPLY, declare_artifact, observe_execution
 from resolvers.records import Backend
+from tests.conftest import GraphQLClient
 from tests.test_write_entrance import EVIDENCE as WRITE_ENTRANCE_EVIDENCE
 
 if TYPE_CHECKING:
+    import strawberry
+
     from gateway.settings import Settings
     from resolvers.store import GraphStore
 
@@ -51,16 +54,24 @@ def _execution(session: str) -> ExecutionObserved:
     )
 
 
+async def _runtime(
+    store: GraphStore, settings: Settings
+) -> tuple[Runtime, Outbox, FileMemoryStore]:
+    """A runtime on Neo4j with an empty outbox; ``store`` stands in for the Neo4j the outbox
+    waits for (the port is the same)."""
+    outbox = await Outbox.open(settings.data_dir / "outbox")
+    memory = await FileMemoryStore.open(settings.data_dir / "memory")
+    runtime = Runtime(
+        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
+    )
+    return runtime, outbox, memory
+
+
 async def test_a_refused_event_is_dropped_and_the_replay_goes_on(
     store: GraphStore, settings: Settings, caplog: pytest.LogCaptureFixture
 ) -> None:
     await observe_execution(store, _execution("A"))
-    outbox = await Outbox.open(settings.data_dir / "outbox")
-    memory = await FileMemoryStore.open(settings.data_dir / "memory")
-    # The store stands in for the Neo4j the outbox was waiting for (the port is the same).
-    runtime = Runtime(
-        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
-    )
+    runtime, outbox, memory = await _runtime(store, settings)
     refused_event = _execution("B")
     await outbox.append(refused_event)
     await outbox.append(FirstMessageObserved("B", goal_id="goal:session:B", core_objective="x"))
@@ -108,11 +119,7 @@ async def test_an_event_that_fails_on_replay_is_dropped_whole_and_the_replay_goe
         return await real(target, event)
 
     monkeypatch.setitem(APPLY, ExecutionObserved, failing)
-    outbox = await Outbox.open(settings.data_dir / "outbox")
-    memory = await FileMemoryStore.open(settings.data_dir / "memory")
-    runtime = Runtime(
-        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
-    )
+    runtime, outbox, memory = await _runtime(store, settings)
     await outbox.append(FirstMessageObserved("B", goal_id="goal:session:B", core_objective="x"))
     await outbox.append(_execution("B"))
     await outbox.append(_execution("A"))
@@ -144,11 +151,7 @@ async def _searched_in_outbox(
 ) -> tuple[Runtime, Outbox, FileMemoryStore]:
     """A runtime whose outbox holds session B's search of the paper ``EVIDENCE`` cites, the
     store answering again (the replay about to start)."""
-    outbox = await Outbox.open(settings.data_dir / "outbox")
-    memory = await FileMemoryStore.open(settings.data_dir / "memory")
-    runtime = Runtime(
-        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
-    )
+    runtime, outbox, memory = await _runtime(store, settings)
     await outbox.append(FirstMessageObserved("B", goal_id="goal:session:B", core_objective="x"))
     await outbox.append(
         ToolCallObserved(
@@ -202,11 +205,7 @@ async def test_a_declared_artifact_of_another_sessions_queued_execution_waits_an
     store: GraphStore, settings: Settings
 ) -> None:
     # Applied before A's queued execution, B's declare would take a product of A's code.
-    outbox = await Outbox.open(settings.data_dir / "outbox")
-    memory = await FileMemoryStore.open(settings.data_dir / "memory")
-    runtime = Runtime(
-        settings, SavedState(backend=Backend.NEO4J), memory, {Backend.NEO4J: store}, outbox
-    )
+    runtime, outbox, memory = await _runtime(store, settings)
     await outbox.append(_execution("A"))
     outbox.resume()
     declare = ArtifactDeclared("B", execution_id="exec-1", artifact=ProducedArtifact("fig", 1))
@@ -224,3 +223,52 @@ async def test_a_declared_artifact_of_another_sessions_queued_execution_waits_an
     assert refused.value.owner_session_id == "A"
     (artifact,) = await store.get_nodes(["Artifact:fig#v1"])
     assert artifact is None
+
+
+@pytest.mark.parametrize("scope", ["session", "project"])
+async def test_a_cleanup_waits_for_the_sessions_queued_observes(
+    store: GraphStore, settings: Settings, schema: strawberry.Schema, scope: str
+) -> None:
+    # Applied before them, the cleanup would miss them, and their replay would undo it.
+    runtime, outbox, memory = await _runtime(store, settings)
+    await outbox.append(_execution("C"))
+    outbox.resume()
+    gql = GraphQLClient(schema, runtime)
+    document = (
+        'mutation { cleanupSession(sessionId: "C") { __typename } }'
+        if scope == "session"
+        else 'mutation { cleanupProject(projectId: "p", sessionIds: ["C"]) { __typename } }'
+    )
+
+    cleaned = asyncio.create_task(gql.execute(document))
+    await asyncio.sleep(0.05)
+    waiting = not cleaned.done()
+    await runtime.replay_outbox()
+    answer = await cleaned
+    await outbox.aclose()
+    await memory.aclose()
+
+    assert waiting
+    assert next(iter(answer.values()))["__typename"] == "Cleanup"
+    live = [node for node in await store.get_nodes(await store.session_node_ids("C")) if node]
+    assert [node.id for node in live if not node.deleted] == []
+
+
+async def test_a_cleanup_whose_sessions_observes_stay_queued_answers_unreachable(
+    store: GraphStore, settings: Settings, schema: strawberry.Schema
+) -> None:
+    settings = replace(settings, neo4j_timeout=0.1)
+    runtime, outbox, memory = await _runtime(store, settings)
+    await outbox.append(_execution("C"))
+    outbox.resume()
+
+    answer = await GraphQLClient(schema, runtime).execute(
+        'mutation { cleanupSession(sessionId: "C") '
+        "{ __typename ... on MemoryGraphUnreachable { queued } } }"
+    )
+    pending = outbox.pending
+    await outbox.aclose()
+    await memory.aclose()
+
+    assert answer["cleanupSession"] == {"__typename": "MemoryGraphUnreachable", "queued": False}
+    assert pending == 1

@@ -161,9 +161,22 @@ class Outbox:
         the store answers (``resume``): a write that waits instead of being journalled is
         acknowledged as soon as the journal ahead of it is applied, and adds nothing to
         replay."""
+        return await self._released(_holds(event), seconds)
+
+    async def settled(self, session_ids: Sequence[str] | None, seconds: float) -> bool:
+        """Whether no journalled event of ``session_ids`` (``None``: of any session) is left,
+        waiting up to ``seconds`` for the replay to apply them as ``released`` does: a write
+        that deletes what they write (a cleanup) must come after them, or their replay would
+        write it again."""
+        if session_ids is None:
+            holds = [hold for hold in self._held if hold[0] == "session"]
+        else:
+            holds = [("session", session_id) for session_id in session_ids]
+        return self._held_by(holds) is None or await self._released(holds, seconds)
+
+    async def _released(self, holds: Sequence[Hold], seconds: float) -> bool:
         if self._lost:
             return False
-        holds = _holds(event)
         with contextlib.suppress(TimeoutError):
             async with asyncio.timeout(seconds):
                 while self._replaying and (hold := self._held_by(holds)) is not None:

@@ -237,6 +237,25 @@ class Runtime:
                 )
         return await use_case(self.graph_store, event)
 
+    async def after_sessions(
+        self, session_ids: Sequence[str] | None, work: Callable[[GraphStore], Awaitable[R]]
+    ) -> R:
+        """``work`` (a cleanup) on the active store once the observes of ``session_ids``
+        (``None``: of every session) journalled before it are applied: it deletes what they
+        write, and replayed after it they would write it again. It waits for them as a
+        declare does, and answers unreachable (not queued) when they are not applied in time."""
+        store = self.graph_store
+        if (
+            self.outbox is not None
+            and self.state.backend is Backend.NEO4J
+            and not await self.outbox.settled(session_ids, self.settings.neo4j_timeout)
+        ):
+            raise StoreUnavailableError(
+                Backend.NEO4J.value,
+                detail="The session's writes queued before this one are not applied yet.",
+            )
+        return await work(store)
+
     # --- opening, reconnecting, replaying ------------------------------------------------
 
     async def _open_selected(self) -> None:

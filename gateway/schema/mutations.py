@@ -120,15 +120,21 @@ class GraphMutation:
 
     @strawberry.mutation(description="Mirror a session deletion (Artifacts are soft-marked).")
     async def cleanup_session(self, info: Ctx, session_id: str) -> CleanupResult:
-        result = await cleanup.cleanup_session(info.context.store, session_id)
+        result = await info.context.runtime.after_sessions(
+            [session_id], partial(cleanup.cleanup_session, session_id=session_id)
+        )
         return Cleanup.from_record(result)
 
     @strawberry.mutation(description="Mirror a project deletion (everything is removed).")
     async def cleanup_project(
         self, info: Ctx, project_id: str, session_ids: list[str] | None = None
     ) -> CleanupResult:
-        result = await cleanup.cleanup_project(
-            info.context.store, project_id, list(session_ids or ())
+        # Every session's queued observes first: any of them may belong to the project.
+        result = await info.context.runtime.after_sessions(
+            None,
+            partial(
+                cleanup.cleanup_project, project_id=project_id, session_ids=list(session_ids or ())
+            ),
         )
         return Cleanup.from_record(result)
 
