@@ -55,6 +55,7 @@ Hold = tuple[str, str]
 logger = logging.getLogger(__name__)
 
 REFUSED_FILE = "refused.jsonl"
+APPLIED_FILE = "applied"  # lines "<base> <position> …": events of the drained journal applied
 # Groups of events replayed at once: events of different groups share no hold.
 REPLAY_SESSIONS = 8
 # Consecutive events of one session applied together (one transaction on the store).
@@ -73,6 +74,7 @@ class Outbox:
         pending: int,
         held: Counter[Hold],
         *,
+        applied: set[int],
         fsync: bool,
         refused: int,
     ) -> None:
@@ -84,6 +86,7 @@ class Outbox:
         self._fsync = fsync
         self._refused = refused
         self._held = held  # journalled events per hold, until they are applied
+        self._applied = applied  # positions (from ``_base``) of the events applied already
         self._draining = asyncio.Lock()
         self._replaying = False  # the store answers: holds are being released
         self._lost = False  # the store did not answer (``pause``), and not since (``resume``)
@@ -96,12 +99,14 @@ class Outbox:
     async def open(cls, directory: Path, *, fsync: bool = True) -> Outbox:
         lock = await asyncio.to_thread(DirectoryLock.acquire, directory)
         try:
-            log, base, pending, held = await asyncio.to_thread(_load, directory, fsync)
+            log, base, pending, held, applied = await asyncio.to_thread(_load, directory, fsync)
             refused = await asyncio.to_thread(_count_lines, directory / REFUSED_FILE)
         except BaseException:
             lock.release()
             raise
-        return cls(directory, lock, log, base, pending, held, fsync=fsync, refused=refused)
+        return cls(
+            directory, lock, log, base, pending, held, applied=applied, fsync=fsync, refused=refused
+        )
 
     @property
     def pending(self) -> int:
@@ -211,24 +216,36 @@ class Outbox:
         were journalled, in calls of up to ``batch`` consecutive events of one session; up to
         ``sessions`` groups that share none at once — and return how many were applied.
 
-        An exception from ``apply`` stops the drain (the other groups' events in flight are
-        cancelled) and propagates; every event stays journalled and holds what it held."""
+        Each call's events are noted in ``applied`` (durably) once it returns: a drain that
+        stops or a process that dies half-way never applies them again (a cleanup made
+        meanwhile would be undone). An exception from ``apply`` stops the drain (the other
+        groups' events in flight are cancelled) and propagates; the events not applied stay
+        journalled and hold what they held."""
         async with self._draining:
             async with self._appending:
                 count = self._pending
                 if count == 0:
                     return 0
                 generation = await self._log.rotate()
-            payloads = await asyncio.to_thread(self._read, count)
-            events = [event_from_dict(json.loads(payload)) for payload in payloads]
-            applied: list[Event] = []
+                total = count + len(self._applied)
+            payloads = await asyncio.to_thread(self._read, total)
+            positions: dict[int, int] = {}  # id() of each event to apply: its position
+            events: list[Event] = []
+            for position, payload in enumerate(payloads):
+                if position not in self._applied:
+                    event = event_from_dict(json.loads(payload))
+                    positions[id(event)] = position
+                    events.append(event)
+            applied = 0
 
             async def replay(work: Iterator[list[Event]]) -> None:
+                nonlocal applied
                 for group in work:  # shared: each worker takes the next group
                     for chunk in _runs(group, batch):
                         await apply(chunk)
+                        await self._note_applied([positions[id(event)] for event in chunk])
                         self._consumed(chunk)
-                        applied.extend(chunk)
+                        applied += len(chunk)
 
             groups = _groups(events)
             work = iter(groups)
@@ -242,14 +259,24 @@ class Outbox:
                     worker.cancel()
                 with contextlib.suppress(BaseException):
                     await asyncio.gather(*workers, return_exceptions=True)
-                self._pending += len(applied)
-                for event in applied:  # still journalled: held again, in order
-                    self._held.update(_holds(event))
                 raise
             await asyncio.to_thread(write_snapshot, self._directory, generation, [])
             await asyncio.to_thread(self._log.drop_generations, generation)
             self._base = generation
-            return len(applied)
+            self._applied.clear()  # what it noted counts from the old base: never read again
+            await asyncio.to_thread(_forget_applied, self._directory / APPLIED_FILE)
+            return applied
+
+    async def _note_applied(self, positions: Sequence[int]) -> None:
+        """Note, durably, that the events at ``positions`` (counted from ``_base``) are
+        applied. A note that cannot be written only means they are applied again, as any
+        journalled event may be."""
+        line = f"{self._base} {' '.join(map(str, positions))}\n".encode()
+        try:
+            await asyncio.to_thread(_append_line, self._directory / APPLIED_FILE, line, self._fsync)
+        except OSError as exc:
+            logger.warning("replayed events not noted as applied (they may be again): %s", exc)
+        self._applied.update(positions)
 
     def _consumed(self, events: Sequence[Event]) -> None:
         for event in events:
@@ -270,19 +297,42 @@ class Outbox:
         self._lock.release()
 
 
-def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, int, Counter[Hold]]:
+def _load(directory: Path, fsync: bool) -> tuple[RecordLog, int, int, Counter[Hold], set[int]]:
     log = RecordLog.open(directory, fsync=fsync)
     try:
         snapshot = read_latest_snapshot(directory)
         base = snapshot[0] if snapshot is not None else -1
+        applied = _read_applied(directory / APPLIED_FILE, base)
         pending, held = 0, Counter[Hold]()
-        for path, offset, payload in log.replay_located(after_generation=base):
-            pending += 1
-            held.update(_holds(_event(path, offset, payload)))
+        located = log.replay_located(after_generation=base)
+        for position, (path, offset, payload) in enumerate(located):
+            if position not in applied:
+                pending += 1
+                held.update(_holds(_event(path, offset, payload)))
     except BaseException:
         log.close_now()
         raise
-    return log, base, pending, held
+    return log, base, pending, held, applied
+
+
+def _read_applied(path: Path, base: int) -> set[int]:
+    """The positions ``path`` notes as applied after generation ``base``; a line that is not
+    a whole note (a torn last write), or of another base, notes nothing."""
+    applied: set[int] = set()
+    try:
+        with path.open("rb") as file:
+            for line in file:
+                words = line.split()
+                whole = line.endswith(b"\n") and all(w.lstrip(b"-").isdigit() for w in words)
+                if whole and words and int(words[0]) == base:
+                    applied.update(int(word) for word in words[1:])
+    except FileNotFoundError:
+        pass
+    return applied
+
+
+def _forget_applied(path: Path) -> None:
+    path.unlink(missing_ok=True)
 
 
 def _count_lines(path: Path) -> int:
