@@ -584,10 +584,11 @@ APPLY: dict[type[Event], Callable[[GraphStore, Any], Awaitable[object]]] = {
 def claimed_ids(event: Event) -> tuple[str, ...]:
     """The ids of the nodes whose owner decides whether ``event`` is accepted: those it merges
     as its session's own (Papers aside: their ids name the session), the subagent scope a
-    step joins, and the execution a declared artifact is a product of. The first session to write one owns it (SPEC §3.8), so two sessions' events
-    that claim one id must be applied in the order they were acknowledged; events that claim
-    none in common give the same graph in either order. Only an observe (or a declared
-    artifact) claims a node an observe may claim too: other declares claim none here."""
+    step joins, and the execution a declared artifact is a product of. The first session to
+    write one owns it (SPEC §3.8), so two sessions' events that claim one id must be applied
+    in the order they were acknowledged; events that claim none in common give the same graph
+    in either order. Only an observe (or a declared artifact) claims a node an observe may
+    claim too: other declares claim none here."""
     match event:
         case UploadFileObserved():
             return (node_id(Label.SOURCE_FILE, event.file_id),)
