@@ -116,6 +116,15 @@ class WriteQueue:
         self._remove(joining)
         return joining
 
+    def fail_waiting(self, error: Exception) -> None:
+        """Fail every write waiting for a turn with ``error``: the server was found not
+        answering, and each would wait for it in vain (the outbox journals them at once).
+        Explicit transactions' turns keep waiting."""
+        for request in self._waiting:
+            if request.work is not None and not request.outcome.done():
+                request.outcome.set_exception(error)
+        self._waiting = [request for request in self._waiting if request.work is None]
+
     async def aclose(self) -> None:
         """Fail what waits, stop the batches that run (their writes fail as unavailable)."""
         closed = StoreUnavailableError(self._backend, detail="The store is closed.")

@@ -726,7 +726,7 @@ class Neo4jStore(Walks):
         """Run the writes of ``requests`` (and of those that join them) in one transaction and
         settle their outcomes. When it fails, each is run again in one of its own, so a write
         refused (or failing) is refused alone; but an unreachable server fails them all at
-        once."""
+        once, and the writes waiting for a turn too (``WriteQueue.fail_waiting``)."""
         with contextlib.suppress(Exception):  # a warm-up that failed: the writes tell why
             await self._writes_planned()
         try:
@@ -734,6 +734,7 @@ class Neo4jStore(Walks):
         except StoreUnavailableError as exc:
             if not exc.transient:
                 self._unreachable()
+                self._queue.fail_waiting(exc)
             if not exc.transient or len(requests) == 1:
                 _settle(requests, exc)
                 return

@@ -219,6 +219,27 @@ async def test_closing_fails_what_waits_and_what_runs() -> None:
             await task
 
 
+async def test_writes_waiting_when_the_server_is_found_unreachable_fail_at_once() -> None:
+    # Each would wait for a frozen server in vain: failed, the outbox journals them at once.
+    transactions = Transactions()
+    transactions.release = asyncio.Event()  # the running batch hangs on the server
+    writes = queue(transactions, concurrency=1)
+    running = asyncio.create_task(writes.write("s1", work(1), 60.0))
+    await asyncio.sleep(0)
+    waiting = [asyncio.create_task(writes.write(s, work(2), 60.0)) for s in ("s2", "s3")]
+    await asyncio.sleep(0.01)
+    lost = StoreUnavailableError("neo4j", detail="The server did not answer.")
+
+    writes.fail_waiting(lost)
+    async with asyncio.timeout(1):
+        failed = await asyncio.gather(*waiting, return_exceptions=True)
+    transactions.release.set()
+
+    assert failed == [lost, lost]
+    assert await running == 1  # the running batch ends as its server says
+    assert transactions.batches == [[("s1", 1)]]
+
+
 async def test_a_running_batch_takes_its_sessions_writes_that_came_meanwhile() -> None:
     release = asyncio.Event()
     joined: list[list[tuple[str, int]]] = []
