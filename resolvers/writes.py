@@ -76,7 +76,7 @@ class Writer:
             seq = await self.tx.next_seq(session_id) if step else 0
             node = NodeRecord(identity, label, key, session_id, self.now, props, seq)
             await self._save(node)
-            await self._release_parked(node.id)
+            await self._release_parked(node)
             return node, True
         changes = _resolve(update, existing)
         if not erase:
@@ -120,8 +120,17 @@ class Writer:
         if await self.tx.delete_edge(edge_type, source, target):
             self.written += 1
 
-    async def _release_parked(self, created_id: str) -> None:
-        for edge in await self.tx.take_parked(created_id):
+    async def _release_parked(self, created: NodeRecord) -> None:
+        """Make the edges parked for ``created``. One that another session parked to join it
+        to its own node is dropped (SPEC §3.8: it would change ``created``'s session's graph,
+        as it is refused when ``created`` came first), but an ``input`` edge, which a later
+        session may draw to another's node."""
+        for edge in await self.tx.take_parked(created.id):
+            far = edge.target if edge.source == created.id else edge.source
+            if edge.type is not EdgeType.INPUT:
+                (other,) = await self.tx.get_nodes([far])
+                if other is not None and other.session_id != created.session_id:
+                    continue
             await self.connect(edge.type, edge.source, edge.target, edge.props)
 
     async def neighbours(self, node: str, edge_type: EdgeType, direction: Direction) -> list[str]:

@@ -239,3 +239,52 @@ async def test_a_step_naming_a_subagent_not_observed_yet_is_kept_in_its_own_sess
 
     assert early["__typename"] == "Observed"
     assert b.node_ids(await b.subgraph(gql, "B")) >= {"ToolCall:subtask:subagent:sub-1:exec:exec-b"}
+
+
+async def test_an_artifact_declared_for_an_execution_another_session_observes_later_stays_apart(
+    gql: GraphQLClient,
+) -> None:
+    # In the other order the declare is refused: the graph may not depend on which came first.
+    declared = await b.declare_artifact(gql, "B", "exec-1", b.artifact("fig-b"))
+
+    observed = await _execution(gql, "A", "exec-1")
+
+    assert declared["__typename"] == "ArtifactRegistered"
+    assert observed["__typename"] == "Observed"
+    outputs = await gql.execute(
+        'query { node(nodeId: "Code:exec-1") { ... on Code { outputs { id } } } }'
+    )
+    produced_by = await gql.execute(
+        'query { node(nodeId: "Artifact:fig-b#v1") { ... on Artifact { producedBy { id } } } }'
+    )
+    assert outputs["node"]["outputs"] == []
+    assert produced_by["node"]["producedBy"] is None
+
+
+async def test_claims_of_one_session_are_never_stated_in_another_sessions_report(
+    gql: GraphQLClient,
+) -> None:
+    await _execution(gql, "A", "exec-a", producedArtifacts=[b.artifact("report", 1)])
+    await _execution(gql, "B", "exec-b", producedArtifacts=[b.artifact("fig-b", 1)])
+    own = await b.claim(gql, "B", artifacts=[("fig-b", 1)])
+
+    declared = await b.claim(
+        gql,
+        "B",
+        content="stated there",
+        artifacts=[("fig-b", 1)],
+        artifactId="report",
+        artifactVersion=1,
+    )
+    linked = await b.link_claims(gql, "B", "report", 1, [own["claimId"]])
+
+    assert (declared["__typename"], declared["code"]) == (
+        "KeyOwnedByOtherSession",
+        "KEY_OWNED_BY_OTHER_SESSION",
+    )
+    assert (linked["__typename"], linked["code"]) == (
+        "KeyOwnedByOtherSession",
+        "KEY_OWNED_BY_OTHER_SESSION",
+    )
+    contained = await b.chain(gql, "Artifact:report#v1", "VIEW_CONTAINED_CLAIMS")
+    assert contained.get("nodes", []) == []  # no claim of B in A's report
