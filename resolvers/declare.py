@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from resolvers.errors import DeclareCode, DeclareRejectedError, InvalidInputError
+from resolvers.errors import (
+    DeclareCode,
+    DeclareRejectedError,
+    InvalidInputError,
+    KeyOwnedByOtherSessionError,
+)
 from resolvers.links import normalize_link
 from resolvers.observe import run_write
 from resolvers.plan import PlanBuilder
@@ -346,8 +351,17 @@ async def _write_claim(writer: Writer, e: ClaimDeclared, chips: list[Chip]) -> N
         await writer.connect(EdgeType.SUPPORTS, target, claim.id)
     if e.artifact_id and e.artifact_version:
         report = node_id(Label.ARTIFACT, artifact_key(e.artifact_id, e.artifact_version))
+        await _own_report(writer, report, e.session_id)
         await writer.connect(EdgeType.STATED_IN, claim.id, report)
     return claim
+
+
+async def _own_report(writer: Writer, report: str, session_id: str) -> None:
+    """A claim is stated in a report of its own session: another session's report is its
+    graph (SPEC §3.8), and its claims are those it declared."""
+    (node,) = await writer.tx.get_nodes([report])
+    if node is not None and node.session_id != session_id:
+        raise KeyOwnedByOtherSessionError(report, node.key, node.session_id, session_id)
 
 
 # --- claims into a report --------------------------------------------------------------------
@@ -373,6 +387,7 @@ async def link_claims_to_report(
     claim_ids = list(dict.fromkeys(event.claim_ids))
 
     async def body(writer: Writer, e: ClaimsLinked) -> None:
+        await _own_report(writer, report, e.session_id)
         for claim_id in claim_ids:
             if await _live_one(writer.tx, claim_id, Label.CLAIM, e.session_id) is None:
                 _reject(

@@ -496,7 +496,8 @@ DeclareClaimResult = Annotated[
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | InvalidInput
-    | DeclareRejected,
+    | DeclareRejected
+    | KeyOwnedByOtherSession,
     strawberry.union("DeclareClaimResult"),
 ]
 LinkClaimsResult = Annotated[
@@ -504,7 +505,8 @@ LinkClaimsResult = Annotated[
     | MemoryGraphDisabled
     | MemoryGraphUnreachable
     | InvalidInput
-    | DeclareRejected,
+    | DeclareRejected
+    | KeyOwnedByOtherSession,
     strawberry.union("LinkClaimsResult"),
 ]
 CleanupResult = Annotated[

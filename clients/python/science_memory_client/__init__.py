@@ -17,6 +17,7 @@ from .declare_claim import (
     DeclareClaimDeclareClaimClaimDeclaredChipMap,
     DeclareClaimDeclareClaimDeclareRejected,
     DeclareClaimDeclareClaimInvalidInput,
+    DeclareClaimDeclareClaimKeyOwnedByOtherSession,
     DeclareClaimDeclareClaimMemoryGraphDisabled,
     DeclareClaimDeclareClaimMemoryGraphUnreachable,
 )
@@ -130,6 +131,7 @@ __all__ = [
     "DeclareClaimDeclareClaimClaimDeclaredChipMap",
     "DeclareClaimDeclareClaimDeclareRejected",
     "DeclareClaimDeclareClaimInvalidInput",
+    "DeclareClaimDeclareClaimKeyOwnedByOtherSession",
     "DeclareClaimDeclareClaimMemoryGraphDisabled",
     "DeclareClaimDeclareClaimMemoryGraphUnreachable",
     "DeclareClaimInput",

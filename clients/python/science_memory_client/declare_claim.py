@@ -13,6 +13,7 @@ class DeclareClaim(BaseModel):
         "DeclareClaimDeclareClaimMemoryGraphUnreachable",
         "DeclareClaimDeclareClaimInvalidInput",
         "DeclareClaimDeclareClaimDeclareRejected",
+        "DeclareClaimDeclareClaimKeyOwnedByOtherSession",
     ] = Field(alias="declareClaim", discriminator="typename__")
 
 
@@ -54,6 +55,12 @@ class DeclareClaimDeclareClaimDeclareRejected(BaseModel):
     typename__: Literal["DeclareRejected"] = Field(alias="__typename")
     instruction: Optional[str]
     alias: Optional[str]
+    code: ErrorCode
+    message: str
+
+
+class DeclareClaimDeclareClaimKeyOwnedByOtherSession(BaseModel):
+    typename__: Literal["KeyOwnedByOtherSession"] = Field(alias="__typename")
     code: ErrorCode
     message: str
 
