@@ -118,19 +118,22 @@ async def test_an_interrupted_drain_resumes_after_the_events_it_applied(
 
 
 async def test_a_torn_note_of_applied_events_only_means_they_are_applied_again(
-    tmp_path: Path,
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     outbox = await Outbox.open(tmp_path)
     for number in range(3):
         await outbox.append(_step("s1", number))
     await outbox.aclose()
-    (tmp_path / APPLIED_FILE).write_bytes(b"-1 0\n-1 1")  # the last write was cut short
+    # A damaged line, and a last write cut short (a crash, not worth a warning).
+    (tmp_path / APPLIED_FILE).write_bytes(b"-1 0\n-1 x1\n-1 2")
 
-    reopened = await Outbox.open(tmp_path)
+    with caplog.at_level(logging.WARNING):
+        reopened = await Outbox.open(tmp_path)
     pending = reopened.pending
     await reopened.aclose()
 
     assert pending == 2
+    assert [r.getMessage().split(" in ")[0] for r in caplog.records] == ["1 damaged lines"]
 
 
 class _Applied:

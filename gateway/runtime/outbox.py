@@ -319,6 +319,7 @@ def _read_applied(path: Path, base: int) -> set[int]:
     """The positions ``path`` notes as applied after generation ``base``; a line that is not
     a whole note (a torn last write), or of another base, notes nothing."""
     applied: set[int] = set()
+    damaged = 0
     try:
         with path.open("rb") as file:
             for line in file:
@@ -326,8 +327,15 @@ def _read_applied(path: Path, base: int) -> set[int]:
                 whole = line.endswith(b"\n") and all(w.lstrip(b"-").isdigit() for w in words)
                 if whole and words and int(words[0]) == base:
                     applied.update(int(word) for word in words[1:])
+                damaged += not whole and line.endswith(b"\n")
     except FileNotFoundError:
         pass
+    if damaged:
+        logger.warning(
+            "%d damaged lines in %s: the events they noted as applied are applied again",
+            damaged,
+            path,
+        )
     return applied
 
 
