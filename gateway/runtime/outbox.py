@@ -3,7 +3,10 @@
 ``<dataDir>/outbox`` holds a checksummed record log (``gateway.stores.file.log``) of events,
 each durable before the mutation answers ``queued: true``. ``drain`` applies them and then
 marks them consumed with an empty snapshot of the generation it drained, so a restart resumes
-after it. Applying an event is idempotent, so a drain interrupted half-way is simply repeated.
+after it. Meanwhile it notes each batch it applied in ``<dataDir>/outbox/applied``, so a drain
+interrupted half-way (a lost store, a killed process) resumes after them: applied again, they
+would undo what was done since (a cleanup of their session). Applying an event is idempotent
+otherwise, so an event whose note was lost (a crash between the two) is simply applied again.
 
 A journalled event holds its session (whose order it keeps) and every node it claims as its
 session's own (``resolvers.observe.claimed_ids``: the first session to write one owns it).
