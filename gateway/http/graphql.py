@@ -102,7 +102,12 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
             if request.method == "GET" and isinstance(exc.__cause__, InvalidOperationTypeError):
                 raise MethodNotAllowed(exc.reason) from exc.__cause__
             if isinstance(exc.__cause__, CannotGetOperationTypeError | MissingQueryError):
-                return PreExecutionError(data=None, errors=[GraphQLError(exc.reason)])
+                # No operation to run: none named so, none in the document, no document.
+                code = "BAD_REQUEST" if isinstance(exc.__cause__, MissingQueryError) else None
+                error = GraphQLError(
+                    exc.reason, extensions={"code": code or "GRAPHQL_VALIDATION_FAILED"}
+                )
+                return PreExecutionError(data=None, errors=[error])
             raise
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:

@@ -137,6 +137,8 @@ def test_an_unknown_operation_name_is_a_graphql_request_error(client: TestClient
     assert legacy.status_code == 200
     assert legacy.json()["data"] is None
     assert legacy.json()["errors"][0]["message"] == 'Unknown operation named "C".'
+    codes = [answer.json()["errors"][0]["extensions"]["code"] for answer in (new, legacy)]
+    assert codes == ["GRAPHQL_VALIDATION_FAILED"] * 2
 
 
 def test_a_request_without_a_document_is_a_graphql_request_error(client: TestClient) -> None:
@@ -144,3 +146,4 @@ def test_a_request_without_a_document_is_a_graphql_request_error(client: TestCli
 
     assert response.status_code == 400
     assert response.json()["errors"][0]["message"] == "No GraphQL query found in the request"
+    assert response.json()["errors"][0]["extensions"] == {"code": "BAD_REQUEST"}
