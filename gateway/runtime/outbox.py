@@ -140,7 +140,7 @@ class Outbox:
         """Whether an event journalled and not yet applied holds the session of ``event`` or a
         node it claims: ``event`` must be applied after it, to keep the session's order and
         the node's first owner."""
-        return self._held_by(_holds(event)) is not None
+        return bool(self._held) and self._held_by(_holds(event)) is not None
 
     @property
     def lost(self) -> bool:
@@ -169,6 +169,8 @@ class Outbox:
         the store answers (``resume``): a write that waits instead of being journalled is
         acknowledged as soon as the journal ahead of it is applied, and adds nothing to
         replay."""
+        if not self._held:  # the common case, on every write: nothing is journalled
+            return not self._lost
         return await self._released(_holds(event), seconds)
 
     async def settled(self, session_ids: Sequence[str] | None, seconds: float) -> bool:

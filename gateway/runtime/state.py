@@ -231,10 +231,7 @@ class Runtime:
         if self.outbox.holds(event):
             validate_event(event)  # a bad input is told as such, whatever the outbox holds
             if not await self.outbox.released(event, self.settings.neo4j_timeout):
-                raise StoreUnavailableError(
-                    Backend.NEO4J.value,
-                    detail="The session's writes queued before this one are not applied yet.",
-                )
+                raise _queued_before()
         return await use_case(self.graph_store, event)
 
     async def after_sessions(
@@ -250,10 +247,7 @@ class Runtime:
             and self.state.backend is Backend.NEO4J
             and not await self.outbox.settled(session_ids, self.settings.neo4j_timeout)
         ):
-            raise StoreUnavailableError(
-                Backend.NEO4J.value,
-                detail="The session's writes queued before this one are not applied yet.",
-            )
+            raise _queued_before()
         return await work(store)
 
     # --- opening, reconnecting, replaying ------------------------------------------------
@@ -459,3 +453,11 @@ def _check_connection(uri: str | None, user: str | None, password: str | None) -
         check_text("neo4j_user", user, "input.neo4jUser")
     if password is not None:
         check_unicode(password, "input.neo4jPassword")
+
+
+def _queued_before() -> StoreUnavailableError:
+    """Unreachable, not queued: the write must follow journalled observes not applied yet."""
+    return StoreUnavailableError(
+        Backend.NEO4J.value,
+        detail="The session's writes queued before this one are not applied yet.",
+    )
