@@ -90,6 +90,17 @@ def _not_json(token: str) -> object:
     raise json.JSONDecodeError(f"{token} is not JSON", token, 0)
 
 
+def _json_kind(value: object) -> str:
+    """What a decoded JSON value is, in JSON's words."""
+    if isinstance(value, list):
+        return "a JSON array"
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, int | float):
+        return "a JSON number"
+    return "a JSON string" if isinstance(value, str) else "JSON null"
+
+
 # What a browser page on an allowed origin may send and read (CORS).
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
 
@@ -125,11 +136,13 @@ class GatewayGraphQL(SpecGraphQL):
             )
         except json.JSONDecodeError:
             raise
-        # Not UTF-8 (a UnicodeDecodeError), nested too deep, an integer too long to convert.
+        except UnicodeDecodeError as exc:
+            raise json.JSONDecodeError("not UTF-8 text", "", 0) from exc
+        # Nested too deep, an integer too long to convert.
         except (ValueError, RecursionError) as exc:
-            raise json.JSONDecodeError(type(exc).__name__, "", 0) from exc
+            raise json.JSONDecodeError(f"not JSON this gateway reads ({exc})", "", 0) from exc
         if not isinstance(value, dict):
-            raise json.JSONDecodeError("not a JSON object", "", 0)
+            raise json.JSONDecodeError(f"{_json_kind(value)}, not an object", "", 0)
         return value
 
     async def get_context(
@@ -224,7 +237,7 @@ def create_app(
                 RequireToken(request_response(metrics_endpoint(metrics))),
                 methods=["GET"],
             ),
-            Route("/graphql", guarded, methods=["GET", "POST"]),
+            Route("/graphql", guarded),  # its own 405 answers a GraphQL error
             WebSocketRoute("/graphql", graphql),
             Mount("/graphql/assets", app=playground.assets),
             Route(

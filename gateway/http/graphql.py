@@ -9,6 +9,14 @@ anything that executed answers 200, field errors included. A client that asks on
 ``Allow: POST``. An ``operationName`` the document does not define, or no document at all, is a
 request error like any other (strawberry raises them as plain-text HTTP errors).
 
+A body that is not a GraphQL request at all — not JSON, JSON but not an object (a batch of
+operations included: batching is off), a ``query`` that is not a string, ``variables`` or
+``extensions`` that are not objects, an ``operationName`` that is not a string, a media type
+other than JSON — answers its 4xx status (415 for the media type, 405 for the method) with a
+GraphQL error object under either media type: ``{"errors": [{"message", "extensions": {"code"}}]}``,
+the code ``BAD_REQUEST`` (``METHOD_NOT_ALLOWED``, ``NOT_FOUND``). Over GET an empty
+``variables``, ``extensions`` or ``operationName`` parameter is an absent one.
+
 A request whose client goes away is cancelled (``gateway.http.disconnect``), unless it is a
 mutation that began executing (``GraphContext.writing``): that one runs to its end, so a write
 is never left half-applied, and is acknowledged, as always, only once it is durable — the agent
@@ -19,12 +27,13 @@ it wrote nothing.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from cross_web import HTTPException
 from graphql import GraphQLError
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
@@ -34,10 +43,13 @@ from gateway.http.disconnect import CancelOnDisconnect
 from gateway.schema.context import GraphContext
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from cross_web import AsyncHTTPRequestAdapter
     from starlette.types import Receive, Scope, Send
     from starlette.websockets import WebSocket
     from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
+    from strawberry.http.types import QueryParams
     from strawberry.types import ExecutionResult
 
 GRAPHQL_RESPONSE_JSON = "application/graphql-response+json"
@@ -46,12 +58,17 @@ JSON = "application/json"
 _EXACT, _TYPE, _ANY = 2, 1, 0
 # Where a request's GraphQL context is kept, in its ``scope["state"]``.
 _CONTEXT = "graph_context"
+# The ``code`` of a request refused before it was a GraphQL request, by HTTP status.
+_HTTP_CODES = {404: "NOT_FOUND", 405: "METHOD_NOT_ALLOWED"}
+# GET parameters an empty value leaves out, and those whose value is JSON.
+_OPTIONAL = frozenset({"variables", "extensions", "operationName"})
+_JSON_PARAMETERS = frozenset({"variables", "extensions"})
 
 
 class MethodNotAllowed(HTTPException):
     """An operation the HTTP method may not carry (a mutation over GET): 405 with ``Allow``."""
 
-    def __init__(self, reason: str, allow: str = "POST") -> None:
+    def __init__(self, reason: str, allow: str = "GET, POST") -> None:
         super().__init__(405, reason)
         self.allow = allow
 
@@ -71,12 +88,49 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
         await self._http(scope, receive, send)
 
     async def _serve_http(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope=scope, receive=receive)
         try:
-            response = await self.run(Request(scope=scope, receive=receive))
+            response = await self.run(request)
         except HTTPException as exc:
-            allow = {"Allow": exc.allow} if isinstance(exc, MethodNotAllowed) else None
-            response = PlainTextResponse(exc.reason, status_code=exc.status_code, headers=allow)
+            response = http_error_response(exc, request.headers.get("accept"))
         await response(scope, receive, send)
+
+    def parse_json(self, data: str | bytes) -> Any:
+        """A POST's body, saying why it is not a request (``decode_json`` tells it)."""
+        what = "The request body is not a GraphQL request"
+        if data.lstrip()[:1] in ("[", b"["):
+            what += " (batching is off: send one operation a request)"
+        return _decoded(self.decode_json, data, what)
+
+    def parse_query_params(self, params: QueryParams) -> dict[str, Any]:
+        """A GET's parameters; an empty ``variables``, ``extensions`` or ``operationName`` is
+        absent (a form that left the field blank)."""
+        parsed: dict[str, Any] = {}
+        for name, value in params.items():
+            if name in _JSON_PARAMETERS and value:
+                what = f"The GraphQL operation's `{name}` parameter is not a JSON object"
+                parsed[name] = _decoded(self.decode_json, value, what)
+            elif value or name not in _OPTIONAL:
+                parsed[name] = value
+        return parsed
+
+    async def parse_http_body(
+        self, request: AsyncHTTPRequestAdapter
+    ) -> GraphQLRequestData | list[GraphQLRequestData]:
+        if request.method not in ("GET", "POST"):
+            raise MethodNotAllowed(f"GraphQL is served over GET and POST, not {request.method}.")
+        content_type = (request.content_type or "").split(";")[0].strip().lower()
+        if request.method == "POST" and content_type != JSON:
+            raise HTTPException(
+                415, f"A GraphQL request is sent as {JSON}, not {content_type or 'no media type'}."
+            )
+        data = await super().parse_http_body(request)
+        if not isinstance(data, list) and not isinstance(data.operation_name, str | None):
+            raise HTTPException(
+                400,
+                "The GraphQL operation's `operationName` must be a string or null, if provided.",
+            )
+        return data
 
     async def execute_single(
         self,
@@ -100,7 +154,7 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
         except HTTPException as exc:
             # Only GET has a method to blame; a subscription over POST stays a 400 request error.
             if request.method == "GET" and isinstance(exc.__cause__, InvalidOperationTypeError):
-                raise MethodNotAllowed(exc.reason) from exc.__cause__
+                raise MethodNotAllowed(exc.reason, allow="POST") from exc.__cause__
             if isinstance(exc.__cause__, CannotGetOperationTypeError | MissingQueryError):
                 # No operation to run: none named so, none in the document, no document.
                 code = "BAD_REQUEST" if isinstance(exc.__cause__, MissingQueryError) else None
@@ -135,6 +189,26 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
             if isinstance(response_data, dict) and "data" not in response_data:
                 response.status_code = request_error_status(response_data)
         return response
+
+
+def _decoded(decode: Callable[[str | bytes], object], data: str | bytes, what: str) -> object:
+    try:
+        return decode(data)
+    except json.JSONDecodeError as exc:
+        raise HTTPException(400, f"{what}: {exc.msg}.") from exc
+
+
+def http_error_response(exc: HTTPException, accept: str | None) -> Response:
+    """A request refused before it was a GraphQL request, as a GraphQL error object."""
+    media_type = response_media_type(accept)
+    code = _HTTP_CODES.get(exc.status_code, "BAD_REQUEST")
+    body = {"errors": [{"message": exc.reason, "extensions": {"code": code}}]}
+    headers = {"Allow": exc.allow} if isinstance(exc, MethodNotAllowed) else {}
+    if exc.status_code == 405 and not headers:  # strawberry's own, for a method it never serves
+        headers = {"Allow": "GET, POST"}
+    response = JSONResponse(body, status_code=exc.status_code, headers=headers)
+    response.headers["content-type"] = f"{media_type}; charset=utf-8"
+    return response
 
 
 def _may_cancel(scope: Scope) -> bool:

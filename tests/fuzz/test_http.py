@@ -1,4 +1,5 @@
-"""Malformed requests over HTTP and WebSocket: never a 500, never a stack trace.
+"""Malformed requests over HTTP and WebSocket: never a 500, never a stack trace; a refused
+HTTP request answers a GraphQL error object with a code.
 
 Bodies are arbitrary bytes (invalid UTF-8 included), JSON of any shape and depth, JSON with
 escapes that decode to lone surrogates, and requests with odd content types and methods.
@@ -77,7 +78,18 @@ def client(tmp_path: Path) -> Iterator[TestClient]:
 
 def acceptable(status: int, text: str) -> list[str]:
     problems = [f"HTTP {status}"] if status >= 500 else []
+    if 400 <= status < 500 and not coded(text):
+        problems.append(f"HTTP {status} without a coded GraphQL error: {text[:80]!r}")
     return problems + [f"{marker!r} in the answer" for marker in PYTHON_TEXT if marker in text]
+
+
+def coded(text: str) -> bool:
+    """The answer is a GraphQL error object whose errors each carry a code."""
+    try:
+        errors = json.loads(text)["errors"]
+        return bool(errors) and all(error["extensions"]["code"] for error in errors)
+    except (ValueError, KeyError, TypeError):
+        return False
 
 
 def test_any_post_body_answers_a_client_error_or_graphql(client: TestClient) -> None:

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import pytest
+
 from resolvers import subgraph
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN
 
 if TYPE_CHECKING:
-    import pytest
     from starlette.testclient import TestClient
 
 NEW = "application/graphql-response+json"
@@ -147,3 +148,76 @@ def test_a_request_without_a_document_is_a_graphql_request_error(client: TestCli
     assert response.status_code == 400
     assert response.json()["errors"][0]["message"] == "No GraphQL query found in the request"
     assert response.json()["errors"][0]["extensions"] == {"code": "BAD_REQUEST"}
+
+
+@pytest.mark.parametrize(
+    ("body", "reason"),
+    [
+        (b'[{"query": "{ __typename }"}]', "batching is off"),
+        (b'"{ __typename }"', "a JSON string, not an object"),
+        (b"null", "JSON null, not an object"),
+        (b"{", "not a GraphQL request"),
+        (b'{"query": "{ __typename }", "variables": [1]}', "`variables` must be an object"),
+        (b'{"query": 5}', "`query` must be a string"),
+        (b'{"query": "{ __typename }", "operationName": 5}', "`operationName` must be a string"),
+        (b'{"query": "{ __typename }", "extensions": "x"}', "`extensions` must be an object"),
+    ],
+)
+def test_a_body_that_is_not_a_graphql_request_answers_a_coded_400_under_either_media_type(
+    client: TestClient, body: bytes, reason: str
+) -> None:
+    for accept in (NEW, "application/json"):
+        response = client.post(
+            "/graphql",
+            content=body,
+            headers={**AUTH, "Accept": accept, "Content-Type": "application/json"},
+        )
+
+        assert (response.status_code, response.headers["content-type"].split(";")[0]) == (
+            400,
+            accept,
+        )
+        [error] = response.json()["errors"]
+        assert reason in error["message"]
+        assert error["extensions"] == {"code": "BAD_REQUEST"}
+
+
+def test_a_body_of_another_media_type_answers_a_coded_415(client: TestClient) -> None:
+    response = client.post(
+        "/graphql",
+        content=b'{"query": "{ __typename }"}',
+        headers={**AUTH, "Content-Type": "text/plain"},
+    )
+
+    assert response.status_code == 415
+    assert response.json()["errors"][0]["extensions"] == {"code": "BAD_REQUEST"}
+    assert "text/plain" in response.json()["errors"][0]["message"]
+
+
+def test_a_method_graphql_is_not_served_over_answers_a_coded_405_with_allow(
+    client: TestClient,
+) -> None:
+    response = client.put("/graphql", json={"query": "{ __typename }"}, headers=AUTH)
+
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, POST"
+    assert response.json()["errors"][0]["extensions"] == {"code": "METHOD_NOT_ALLOWED"}
+
+
+def test_a_get_with_empty_optional_parameters_runs_and_a_bad_one_is_coded(
+    client: TestClient,
+) -> None:
+    query = {"query": "{ __typename }"}
+    blank = client.get(
+        "/graphql",
+        params={**query, "variables": "", "extensions": "", "operationName": ""},
+        headers=AUTH,
+    )
+    bad = client.get("/graphql", params={**query, "variables": "[1]"}, headers=AUTH)
+
+    assert blank.json() == {"data": {"__typename": "Query"}}
+    assert bad.status_code == 400
+    assert bad.json()["errors"][0]["message"] == (
+        "The GraphQL operation's `variables` parameter is not a JSON object: "
+        "a JSON array, not an object."
+    )
