@@ -85,22 +85,6 @@ def encode_json(data: object) -> str:
         return json.dumps(finite_json(data), separators=(",", ":"))
 
 
-def _not_json(token: str) -> object:
-    """``NaN``, ``Infinity`` and ``-Infinity``, which Python's json reads but JSON lacks."""
-    raise json.JSONDecodeError(f"{token} is not JSON", token, 0)
-
-
-def _json_kind(value: object) -> str:
-    """What a decoded JSON value is, in JSON's words."""
-    if isinstance(value, list):
-        return "a JSON array"
-    if isinstance(value, bool):
-        return "a JSON boolean"
-    if isinstance(value, int | float):
-        return "a JSON number"
-    return "a JSON string" if isinstance(value, str) else "JSON null"
-
-
 # What a browser page on an allowed origin may send and read (CORS).
 CORS_HEADERS = ["Authorization", "Content-Type", "Accept", "X-Request-ID"]
 
@@ -123,27 +107,6 @@ class GatewayGraphQL(SpecGraphQL):
     def encode_json(self, data: object) -> str:
         """Every answer and WebSocket message, by the module's ``encode_json``."""
         return encode_json(data)
-
-    def decode_json(self, data: str | bytes) -> object:
-        """A request (an HTTP body, a WebSocket message) is a JSON object (batching is off);
-        anything else — JSON nested too deep to decode, a bare ``NaN`` or ``Infinity``, an
-        integer of more digits than Python converts (4,300) — is refused as bad JSON: HTTP 400,
-        or the WebSocket closed with 4400."""
-        try:
-            value = json.loads(
-                data.decode("utf-8-sig") if isinstance(data, bytes) else data,
-                parse_constant=_not_json,
-            )
-        except json.JSONDecodeError:
-            raise
-        except UnicodeDecodeError as exc:
-            raise json.JSONDecodeError("not UTF-8 text", "", 0) from exc
-        # Nested too deep, an integer too long to convert.
-        except (ValueError, RecursionError) as exc:
-            raise json.JSONDecodeError(f"not JSON this gateway reads ({exc})", "", 0) from exc
-        if not isinstance(value, dict):
-            raise json.JSONDecodeError(f"{_json_kind(value)}, not an object", "", 0)
-        return value
 
     async def get_context(
         self, request: Request | WebSocket, response: Response | WebSocket

@@ -20,11 +20,14 @@ from typing import TYPE_CHECKING
 from urllib.parse import parse_qs
 
 from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
-from starlette.responses import JSONResponse
+from starlette.datastructures import Headers
+
+from gateway.http.graphql import coded_error
 
 if TYPE_CHECKING:
     from starlette.authentication import BaseUser
     from starlette.requests import HTTPConnection
+    from starlette.responses import Response
     from starlette.types import ASGIApp, Receive, Scope, Send
 
     from gateway.settings import Settings
@@ -75,7 +78,10 @@ class TokenAuthentication(AuthenticationBackend):
         self._access = access
 
     async def authenticate(self, conn: HTTPConnection) -> tuple[AuthCredentials, BaseUser] | None:
-        grant = self._access.grant(conn.headers.get("authorization"))
+        # Two ``Authorization`` headers present no token: which one counted would depend on
+        # their order.
+        presented = conn.headers.getlist("authorization")
+        grant = self._access.grant(presented[0] if len(presented) == 1 else None)
         if grant is None:
             return None
         return AuthCredentials(SCOPES[grant]), SimpleUser(grant)
@@ -87,11 +93,13 @@ def grant_of(scope: Scope) -> str | None:
     return user.display_name if user is not None and user.is_authenticated else None
 
 
-def unauthorised() -> JSONResponse:
-    return JSONResponse(
-        {"errors": [{"message": "invalid or missing bearer token"}]},
-        status_code=401,
-        headers={"WWW-Authenticate": 'Bearer realm="science-memory"'},
+def unauthorised(scope: Scope) -> Response:
+    return coded_error(
+        401,
+        "invalid or missing bearer token",
+        "UNAUTHENTICATED",
+        Headers(scope=scope).get("accept"),
+        {"WWW-Authenticate": 'Bearer realm="science-memory"'},
     )
 
 
@@ -111,7 +119,7 @@ class RequireToken:
         ):
             await self._app(scope, receive, send)
             return
-        await unauthorised()(scope, receive, send)
+        await unauthorised(scope)(scope, receive, send)
 
 
 def _is_playground(scope: Scope) -> bool:

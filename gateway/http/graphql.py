@@ -28,7 +28,8 @@ it wrote nothing.
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+import math
+from typing import TYPE_CHECKING, Any, cast
 
 from cross_web import HTTPException
 from graphql import GraphQLError
@@ -43,7 +44,7 @@ from gateway.http.disconnect import CancelOnDisconnect
 from gateway.schema.context import GraphContext
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Mapping
 
     from cross_web import AsyncHTTPRequestAdapter
     from starlette.types import Receive, Scope, Send
@@ -95,22 +96,59 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
             response = http_error_response(exc, request.headers.get("accept"))
         await response(scope, receive, send)
 
+    def decode_json(self, data: str | bytes) -> object:
+        """A request (an HTTP body, a WebSocket message) is a JSON object (batching is off);
+        anything else — JSON nested too deep to decode, a bare ``NaN`` or ``Infinity``, a
+        number too large for a double (``1e999``), an integer of more digits than Python
+        converts (4,300) — is refused as bad JSON, in words of JSON: HTTP 400, or the
+        WebSocket closed with 4400."""
+        try:
+            value = json.loads(
+                data.decode("utf-8-sig") if isinstance(data, bytes) else data,
+                parse_constant=_not_json,
+                parse_float=_finite,
+            )
+        except json.JSONDecodeError:
+            raise
+        except UnicodeDecodeError as exc:
+            raise json.JSONDecodeError("not UTF-8 text", "", 0) from exc
+        except RecursionError as exc:
+            raise json.JSONDecodeError("JSON nested too deeply", "", 0) from exc
+        except ValueError as exc:  # an integer too long to convert
+            raise json.JSONDecodeError("a JSON number too long", "", 0) from exc
+        if not isinstance(value, dict):
+            raise json.JSONDecodeError(f"{_json_kind(value)}, not an object", "", 0)
+        return value
+
     def parse_json(self, data: str | bytes) -> Any:
         """A POST's body, saying why it is not a request (``decode_json`` tells it)."""
-        what = "The request body is not a GraphQL request"
-        if data.lstrip()[:1] in ("[", b"["):
-            what += " (batching is off: send one operation a request)"
-        return _decoded(self.decode_json, data, what)
+        try:
+            return self.decode_json(data)
+        except json.JSONDecodeError as exc:
+            array = exc.msg.startswith(ARRAY)
+            batch = " (batching is off: one operation a request)" if array else ""
+            raise HTTPException(
+                400, f"The request body is not a GraphQL request{batch}: {exc.msg}."
+            ) from exc
 
     def parse_query_params(self, params: QueryParams) -> dict[str, Any]:
-        """A GET's parameters; an empty ``variables``, ``extensions`` or ``operationName`` is
-        absent (a form that left the field blank)."""
+        """A GET's parameters; an empty or ``null`` ``variables``, ``extensions`` or
+        ``operationName`` is absent (a form that left the field blank), as ``null`` is in a
+        POST's body."""
         parsed: dict[str, Any] = {}
         for name, value in params.items():
-            if name in _JSON_PARAMETERS and value:
-                what = f"The GraphQL operation's `{name}` parameter is not a JSON object"
-                parsed[name] = _decoded(self.decode_json, value, what)
-            elif value or name not in _OPTIONAL:
+            if name in _OPTIONAL and value in (None, "", "null"):
+                continue
+            if name in _JSON_PARAMETERS and value is not None:
+                try:
+                    parsed[name] = self.decode_json(value)
+                except json.JSONDecodeError as exc:
+                    raise HTTPException(
+                        400,
+                        f"The GraphQL operation's `{name}` parameter is not a JSON object: "
+                        f"{exc.msg}.",
+                    ) from exc
+            else:
                 parsed[name] = value
         return parsed
 
@@ -119,12 +157,9 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
     ) -> GraphQLRequestData | list[GraphQLRequestData]:
         if request.method not in ("GET", "POST"):
             raise MethodNotAllowed(f"GraphQL is served over GET and POST, not {request.method}.")
-        content_type = (request.content_type or "").split(";")[0].strip().lower()
-        if request.method == "POST" and content_type != JSON:
-            raise HTTPException(
-                415, f"A GraphQL request is sent as {JSON}, not {content_type or 'no media type'}."
-            )
-        data = await super().parse_http_body(request)
+        if request.method == "POST":
+            _check_media_type(request.headers)
+        data = await super().parse_http_body(cast("AsyncHTTPRequestAdapter", _JsonRequest(request)))
         if not isinstance(data, list) and not isinstance(data.operation_name, str | None):
             raise HTTPException(
                 400,
@@ -191,24 +226,87 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
         return response
 
 
-def _decoded(decode: Callable[[str | bytes], object], data: str | bytes, what: str) -> object:
-    try:
-        return decode(data)
-    except json.JSONDecodeError as exc:
-        raise HTTPException(400, f"{what}: {exc.msg}.") from exc
-
-
 def http_error_response(exc: HTTPException, accept: str | None) -> Response:
     """A request refused before it was a GraphQL request, as a GraphQL error object."""
-    media_type = response_media_type(accept)
-    code = _HTTP_CODES.get(exc.status_code, "BAD_REQUEST")
-    body = {"errors": [{"message": exc.reason, "extensions": {"code": code}}]}
     headers = {"Allow": exc.allow} if isinstance(exc, MethodNotAllowed) else {}
     if exc.status_code == 405 and not headers:  # strawberry's own, for a method it never serves
         headers = {"Allow": "GET, POST"}
-    response = JSONResponse(body, status_code=exc.status_code, headers=headers)
-    response.headers["content-type"] = f"{media_type}; charset=utf-8"
+    code = _HTTP_CODES.get(exc.status_code, "BAD_REQUEST")
+    return coded_error(exc.status_code, exc.reason, code, accept, headers)
+
+
+def coded_error(
+    status: int, message: str, code: str, accept: str | None, headers: dict[str, str] | None = None
+) -> Response:
+    """An HTTP error as a GraphQL error object with ``code``, in the media type ``accept``
+    asks for (the refusals around the GraphQL app too: a token, a body's size or pace)."""
+    body = {"errors": [{"message": message, "extensions": {"code": code}}]}
+    response = JSONResponse(body, status_code=status, headers=headers)
+    response.headers["content-type"] = f"{response_media_type(accept)}; charset=utf-8"
     return response
+
+
+def _not_json(token: str) -> object:
+    """``NaN``, ``Infinity`` and ``-Infinity``, which Python's json reads but JSON lacks."""
+    raise json.JSONDecodeError(f"{token} is not JSON", token, 0)
+
+
+def _finite(text: str) -> float:
+    """A JSON number with a fraction or exponent, refused when no double holds it."""
+    value = float(text)
+    if math.isinf(value):
+        raise json.JSONDecodeError("a JSON number too large", text, 0)
+    return value
+
+
+ARRAY = "a JSON array"
+
+
+def _json_kind(value: object) -> str:
+    """What a decoded JSON value is, in JSON's words."""
+    if isinstance(value, list):
+        return ARRAY
+    if isinstance(value, bool):
+        return "a JSON boolean"
+    if isinstance(value, int | float):
+        return "a JSON number"
+    return "a JSON string" if isinstance(value, str) else "JSON null"
+
+
+def _check_media_type(headers: Mapping[str, str]) -> None:
+    """A POST's body is JSON text in UTF-8, neither compressed nor in another charset (the
+    parameters and the names in any case): else 415."""
+    media, *parameters = (part.strip() for part in (headers.get("content-type") or "").split(";"))
+    charsets = {
+        value.strip().strip('"').lower()
+        for name, _, value in (parameter.partition("=") for parameter in parameters)
+        if name.strip().lower() == "charset"
+    }
+    encoding = (headers.get("content-encoding") or "identity").strip().lower()
+    if media.lower() != JSON:
+        refused = media or "no media type"
+    elif not charsets <= {"utf-8", "utf8"}:
+        refused = f"{JSON} in {', '.join(sorted(charsets))}"
+    elif encoding != "identity":
+        refused = f"{JSON} encoded as {encoding}"
+    else:
+        return
+    raise HTTPException(415, f"A GraphQL request is sent as {JSON} in UTF-8, not {refused}.")
+
+
+class _JsonRequest:
+    """A POST whose media type ``_check_media_type`` accepted, as strawberry reads it (it
+    compares the media type case-sensitively); everything else is the request's."""
+
+    def __init__(self, request: AsyncHTTPRequestAdapter) -> None:
+        self._request = request
+
+    @property
+    def content_type(self) -> str | None:
+        return JSON if self._request.method == "POST" else self._request.content_type
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._request, name)
 
 
 def _may_cancel(scope: Scope) -> bool:

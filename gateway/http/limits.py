@@ -5,7 +5,9 @@ from __future__ import annotations
 import asyncio
 from typing import TYPE_CHECKING
 
-from starlette.responses import JSONResponse
+from starlette.datastructures import Headers
+
+from gateway.http.graphql import coded_error
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -54,28 +56,21 @@ class BodySizeLimit:
         await self._app(scope, _replay(b"".join(chunks), receive), send)
 
     async def _refuse(self, scope: Scope, receive: Receive, send: Send) -> None:
-        response = JSONResponse(
-            {
-                "errors": [
-                    {
-                        "message": f"request body larger than {self._max_bytes} bytes",
-                        "extensions": {"code": "QUERY_LIMIT_EXCEEDED"},
-                    }
-                ]
-            },
-            status_code=413,
-            headers={"Connection": "close"},
+        message = f"request body larger than {self._max_bytes} bytes"
+        response = coded_error(
+            413, message, "QUERY_LIMIT_EXCEEDED", _accept(scope), {"Connection": "close"}
         )
         await response(scope, receive, send)
 
 
 async def _too_slow(scope: Scope, receive: Receive, send: Send, seconds: float | None) -> None:
-    response = JSONResponse(
-        {"errors": [{"message": f"request body not received within {seconds} s"}]},
-        status_code=408,
-        headers={"Connection": "close"},
-    )
+    message = f"request body not received within {seconds} s"
+    response = coded_error(408, message, "REQUEST_TIMEOUT", _accept(scope), {"Connection": "close"})
     await response(scope, receive, send)
+
+
+def _accept(scope: Scope) -> str | None:
+    return Headers(scope=scope).get("accept")
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -5,22 +5,23 @@ that timer only after a response, and stops it at the first byte of the next req
 connection that never sends a request, or sends its head a byte at a time, is held forever.
 ``HeadTimeoutProtocol`` closes a connection whose request head is not complete within
 ``head_timeout`` seconds of the connection opening or of the previous response. The body has
-its own timeout (``gateway.http.app.BodySizeLimit``).
+its own timeout (``gateway.http.limits.BodySizeLimit``). A request that is not HTTP is refused
+with a coded GraphQL error in JSON, not uvicorn's plain text.
 """
 
 from __future__ import annotations
 
 import gc
+import json
 import logging
 import resource
 from typing import TYPE_CHECKING, Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 if TYPE_CHECKING:
     import asyncio
-
-    import h11
 
 
 logger = logging.getLogger(__name__)
@@ -106,6 +107,22 @@ class HeadTimeoutProtocol(H11Protocol):
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
         self._disarm()  # the connection now belongs to the WebSocket protocol
         super().handle_websocket_upgrade(event)
+
+    def send_400_response(self, msg: str) -> None:
+        """A request that is not HTTP (a bad ``Content-Length``, a header without a colon, a
+        byte a URL may not hold) refused as uvicorn does, but as a coded GraphQL error in JSON
+        rather than plain text: whatever a client sends, it reads the same kind of answer."""
+        error = {"message": msg, "extensions": {"code": "BAD_REQUEST"}}
+        body = json.dumps({"errors": [error]}).encode()
+        headers = [
+            (b"content-type", b"application/json"),
+            (b"content-length", str(len(body)).encode()),
+            (b"connection", b"close"),
+        ]
+        response = h11.Response(status_code=400, headers=headers, reason=b"Bad Request")
+        for event in (response, h11.Data(data=body), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()
 
     def _arm(self) -> None:
         self._disarm()

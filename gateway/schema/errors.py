@@ -295,7 +295,9 @@ class MaskUnexpectedErrors(MaskErrors):
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):
             if error.path is None:
-                # Not a field's, past parsing and validation: the variables' values refused.
+                # Not a field's, past parsing and validation: the variables' values refused,
+                # said in JSON's words (graphql-core names a null Python's way).
+                error.message = error.message.replace(" to be None.", " to be null.")
                 coded(error, BAD_USER_INPUT)
             return error
         if isinstance(error.original_error, DomainError):

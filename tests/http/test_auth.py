@@ -33,6 +33,30 @@ def test_graphql_refuses_a_missing_or_invalid_token(
     assert response.status_code == 401
     assert response.headers["WWW-Authenticate"].startswith("Bearer")
     assert "data" not in response.json()
+    assert response.json()["errors"][0]["extensions"] == {"code": "UNAUTHENTICATED"}
+
+
+def test_a_refused_token_answers_in_the_media_type_asked_for(client: TestClient) -> None:
+    accept = "application/graphql-response+json"
+
+    response = post(client, HEALTH, headers={"Accept": accept})
+
+    assert response.status_code == 401
+    assert response.headers["content-type"].split(";")[0] == accept
+
+
+@pytest.mark.parametrize(
+    "first", [READ_TOKEN, INTERNAL_TOKEN], ids=["read-first", "internal-first"]
+)
+def test_two_authorization_headers_present_no_token_whatever_their_order(
+    client: TestClient, first: str
+) -> None:
+    second = INTERNAL_TOKEN if first == READ_TOKEN else READ_TOKEN
+    headers = [("Authorization", f"Bearer {first}"), ("Authorization", f"Bearer {second}")]
+
+    response = client.post("/graphql", json={"query": HEALTH}, headers=headers)
+
+    assert response.status_code == 401
 
 
 @pytest.mark.parametrize("token", [INTERNAL_TOKEN, READ_TOKEN], ids=["internal", "read"])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import resource
 import socket
 from typing import TYPE_CHECKING, Any
@@ -137,6 +138,8 @@ async def test_a_body_that_does_not_arrive_in_time_answers_408() -> None:
 
     assert sent[0]["status"] == 408
     assert not reached_app
+    body = json.loads(b"".join(message.get("body", b"") for message in sent[1:]))
+    assert body["errors"][0]["extensions"] == {"code": "REQUEST_TIMEOUT"}
 
 
 # --- the head timeout, on a real uvicorn server ---------------------------------------------
@@ -222,6 +225,28 @@ async def test_a_prompt_request_is_answered_and_an_idle_keep_alive_closed_after(
 
     assert received.startswith(b"HTTP/1.1 200")
     assert b"hello" in received
+
+
+@pytest.mark.parametrize(
+    "head",
+    [
+        b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: abc\r\n\r\n",
+        b"GET / HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n",
+    ],
+)
+async def test_a_request_that_is_not_http_answers_a_coded_json_error(head: bytes) -> None:
+    async with serving() as port:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        writer.write(head)
+
+        received = await closed_by_server(reader)
+        writer.close()
+
+    status, _, rest = received.partition(b"\r\n")
+    headers, _, body = rest.partition(b"\r\n\r\n")
+    assert status.startswith(b"HTTP/1.1 400")
+    assert b"content-type: application/json" in headers.lower()
+    assert json.loads(body)["errors"][0]["extensions"] == {"code": "BAD_REQUEST"}
 
 
 async def test_a_websocket_outlives_the_head_timeout() -> None:

@@ -57,6 +57,18 @@ def test_a_body_one_byte_over_the_limit_is_refused_with_413(small: TestClient) -
     assert str(LIMIT) in error["message"]
 
 
+def test_a_body_over_the_limit_is_refused_in_the_media_type_asked_for(small: TestClient) -> None:
+    accept = "application/graphql-response+json"
+    response = small.post(
+        "/graphql",
+        content=body_of(LIMIT + 1),
+        headers={"Content-Type": "application/json", "Accept": accept},
+    )
+
+    assert response.status_code == 413
+    assert response.headers["content-type"].split(";")[0] == accept
+
+
 class Recorder:
     """An ASGI app that records the body it was given; and a chunked client."""
 

@@ -161,6 +161,9 @@ def test_a_request_without_a_document_is_a_graphql_request_error(client: TestCli
         (b'{"query": 5}', "`query` must be a string"),
         (b'{"query": "{ __typename }", "operationName": 5}', "`operationName` must be a string"),
         (b'{"query": "{ __typename }", "extensions": "x"}', "`extensions` must be an object"),
+        (b'{"query": "{ __typename }", "variables": {"n": 1e999}}', "a JSON number too large"),
+        (b'{"query": "{ __typename }", "variables": {"n": ' + b"9" * 5000 + b"}}", "too long"),
+        (b'{"query": "", "variables": {"n": ' + b"[" * 5000 + b"]" * 5000 + b"}}", "too deeply"),
     ],
 )
 def test_a_body_that_is_not_a_graphql_request_answers_a_coded_400_under_either_media_type(
@@ -182,16 +185,47 @@ def test_a_body_that_is_not_a_graphql_request_answers_a_coded_400_under_either_m
         assert error["extensions"] == {"code": "BAD_REQUEST"}
 
 
-def test_a_body_of_another_media_type_answers_a_coded_415(client: TestClient) -> None:
+@pytest.mark.parametrize(
+    ("headers", "named"),
+    [
+        ({"Content-Type": "text/plain"}, "text/plain"),
+        ({"Content-Type": "application/json; charset=latin-1"}, "latin-1"),
+        ({"Content-Type": "application/json", "Content-Encoding": "gzip"}, "gzip"),
+    ],
+)
+def test_a_body_of_another_media_type_charset_or_encoding_answers_a_coded_415(
+    client: TestClient, headers: dict[str, str], named: str
+) -> None:
     response = client.post(
-        "/graphql",
-        content=b'{"query": "{ __typename }"}',
-        headers={**AUTH, "Content-Type": "text/plain"},
+        "/graphql", content=b'{"query": "{ __typename }"}', headers={**AUTH, **headers}
     )
 
     assert response.status_code == 415
     assert response.json()["errors"][0]["extensions"] == {"code": "BAD_REQUEST"}
-    assert "text/plain" in response.json()["errors"][0]["message"]
+    assert named in response.json()["errors"][0]["message"]
+
+
+@pytest.mark.parametrize(
+    "content_type", ["APPLICATION/JSON", "Application/Json; Charset=UTF-8", "application/json;"]
+)
+def test_the_json_media_type_is_read_in_any_case(client: TestClient, content_type: str) -> None:
+    response = client.post(
+        "/graphql",
+        content=b'{"query": "{ __typename }"}',
+        headers={**AUTH, "Content-Type": content_type},
+    )
+
+    assert response.json() == {"data": {"__typename": "Query"}}
+
+
+def test_a_null_for_a_non_null_variable_is_said_in_json_words(client: TestClient) -> None:
+    query = "query($n: Int!) { lessons(limit: $n) { __typename } }"
+
+    status, _, body = send(client, query, NEW, n=None)
+
+    assert status == 400
+    assert body["errors"][0]["message"].endswith("not to be null.")
+    assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT"}
 
 
 def test_a_method_graphql_is_not_served_over_answers_a_coded_405_with_allow(
@@ -210,7 +244,7 @@ def test_a_get_with_empty_optional_parameters_runs_and_a_bad_one_is_coded(
     query = {"query": "{ __typename }"}
     blank = client.get(
         "/graphql",
-        params={**query, "variables": "", "extensions": "", "operationName": ""},
+        params={**query, "variables": "null", "extensions": "", "operationName": ""},
         headers=AUTH,
     )
     bad = client.get("/graphql", params={**query, "variables": "[1]"}, headers=AUTH)
