@@ -43,7 +43,7 @@ from resolvers.store import Hop, HopRecord, ReachReader, SourceRef, WalkReader, 
 from resolvers.validate import check_first
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Collection, Mapping, Sequence
 
     from resolvers.store import GraphReader
 
@@ -163,15 +163,42 @@ async def chain_exists(
     if not kinds:
         raise InvalidInputError("kinds", "must not be empty")
     source = await resolve_node(store, node_ref, session_id=session_id, version=version)
-    reader: _HopReader = store
-    if not isinstance(store, WalkReader):
-        # Kinds often begin with the same hops (three of an artifact's six at its claims):
-        # each question is asked once.
-        reader = _RememberedReach(store) if isinstance(store, ReachReader) else _Remembered(store)
+    if isinstance(store, WalkReader):
+        return {
+            kind: await store.walk_chain(source, HOPS[kind], session_id) is not None
+            for kind in dict.fromkeys(kinds)
+        }
+    # Kinds often begin with the same hops (three of an artifact's six at its claims): each
+    # question is asked once.
+    reader = _RememberedReach(store) if isinstance(store, ReachReader) else _Remembered(store)
     return {
-        kind: await _walk(reader, source, HOPS[kind], session_id) is not None
+        kind: await _leads_somewhere(reader, source, HOPS[kind], session_id)
         for kind in dict.fromkeys(kinds)
     }
+
+
+async def _leads_somewhere(
+    store: _HopReader, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
+) -> bool:
+    """Whether ``_walk`` would reach anything. A last variable hop (a walk to the goal) is
+    asked of a ``ReachReader`` as a question whose answer is yes or no (``reaches``): a walk
+    reaches a node of its nearest level with a target exactly when it reaches a target."""
+    *before, last = hops
+    if not (last.variable and isinstance(store, ReachReader)) or any(h.variable for h in before):
+        return await _walk(store, source, hops, session_id) is not None
+    walked = await _walk(store, source, before, session_id)
+    if walked is None:
+        return False
+    frontier = walked[-1].nodes if walked else [source]  # a single hop's nodes are its targets
+    reached = {source.id, *(node.id for hop in walked for node in hop.nodes)}
+    return await store.reaches(
+        [node.id for node in frontier],
+        last.edge,
+        last.direction,
+        stop=last.targets,
+        session_id=session_id,
+        avoid=reached,
+    )
 
 
 async def _walk_from(
@@ -202,9 +229,7 @@ async def _walk_from(
 async def _walk(
     store: _HopReader, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
 ) -> list[HopRecord] | None:
-    """What each hop adds: in one request on a ``WalkReader``, else over the primitives."""
-    if isinstance(store, WalkReader):
-        return await store.walk_chain(source, hops, session_id)
+    """What each hop adds, over the primitives (a ``WalkReader`` walks them itself)."""
     reached = {source.id}
     frontier = [source]
     added: list[HopRecord] = []
@@ -285,6 +310,20 @@ class _RememberedReach(_Remembered):
     ) -> tuple[list[EdgeRecord], list[NodeRecord]]:
         return await self._reacher.reach(
             ids, edge_type, direction, stop=stop, session_id=session_id
+        )
+
+    async def reaches(
+        self,
+        ids: Sequence[str],
+        edge_type: EdgeType,
+        direction: Direction,
+        *,
+        stop: frozenset[Label],
+        session_id: str | None,
+        avoid: Collection[str],
+    ) -> bool:
+        return await self._reacher.reaches(
+            ids, edge_type, direction, stop=stop, session_id=session_id, avoid=avoid
         )
 
 

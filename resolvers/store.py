@@ -44,7 +44,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable, Mapping, Sequence
+    from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
     from contextlib import AbstractAsyncContextManager
 
     from resolvers.plan import ReadPlan
@@ -494,6 +494,22 @@ class ReachReader(Protocol):
         ends it reaches that exist, are live, belong to ``session_id`` (any session when
         ``None``) and carry none of the labels ``stop``; in the order they were stored. And
         every node at the far end of one of those edges (soft-deleted ones included)."""
+        ...
+
+    async def reaches(
+        self,
+        ids: Sequence[str],
+        edge_type: EdgeType,
+        direction: Direction,
+        *,
+        stop: frozenset[Label],
+        session_id: str | None,
+        avoid: Collection[str],
+    ) -> bool:
+        """Whether the walk ``reach`` describes, never entering a node of ``avoid``, comes to
+        a live node of ``session_id`` (any session when ``None``) that carries one of the
+        labels ``stop`` and is not in ``avoid``: the question a breadth-first walk to the
+        nearest such node answers with a non-empty level, asked without reading the walk."""
         ...
 
 

@@ -62,6 +62,7 @@ class PublishingStore(ForwardedReads):
             self.walk_chain_from = store.walk_chain_from
         if isinstance(store, ReachReader):
             self.reach = store.reach
+            self.reaches = store.reaches
         if isinstance(store, TraceReader):
             self.upstream_walk = store.upstream_walk
             self.upstream_hop = store.upstream_hop

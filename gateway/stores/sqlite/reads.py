@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from gateway.stores.sqlite import queries
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Collection, Sequence
 
     from gateway.stores.sqlite.connection import Readers, Worker
     from gateway.stores.sqlite.tail import Tail
@@ -83,6 +83,19 @@ class Reads:
         reads the rows they read, and a thread's hand-off cost more than the statement
         (several milliseconds on a busy machine)."""
         return self._point.call(queries.reach, ids, edge_type, direction, stop, session_id)
+
+    async def reaches(
+        self,
+        ids: Sequence[str],
+        edge_type: EdgeType,
+        direction: Direction,
+        *,
+        stop: frozenset[Label],
+        session_id: str | None,
+        avoid: Collection[str],
+    ) -> bool:
+        """``resolvers.store.ReachReader.reaches``: on the event loop, as ``reach``."""
+        return self._point.call(queries.reaches, ids, edge_type, direction, stop, session_id, avoid)
 
     async def edges_among(
         self, ids: Sequence[str], types: Sequence[EdgeType] | None = None

@@ -77,11 +77,10 @@ async def test_every_chain_kind_walks_as_the_primitives_do(sqlite_store: SqliteS
                 generic = await get_chain(walker, node.id, kind, session_id=session_id)
 
                 assert native == generic, (kind, node.id, session_id)
+                exists = await chain_exists(sqlite_store, node.id, [kind], session_id=session_id)
+                assert exists == {kind: bool(generic.nodes)}, (kind, node.id, session_id)
                 if native.nodes:
                     reached.add(kind)
-        assert await chain_exists(sqlite_store, graph[0].id, [kind]) == await chain_exists(
-            walker, graph[0].id, [kind]
-        )
 
     assert reached == set(ChainKind)
 
@@ -138,6 +137,8 @@ async def test_walks_agree_on_edges_the_write_path_never_builds(
                 generic = await get_chain(walker, node.id, kind, session_id=session_id)
 
                 assert native == generic, (kind, node.id, session_id)
+                exists = await chain_exists(sqlite_store, node.id, [kind], session_id=session_id)
+                assert exists == {kind: bool(generic.nodes)}, (kind, node.id, session_id)
                 walked += bool(native.nodes) and kind is ChainKind.VIEW_GOAL
 
     assert walked >= 5
@@ -165,6 +166,32 @@ async def test_a_walk_to_the_goal_reads_one_statement(sqlite_store: SqliteStore)
     reads = [s for s in statements if s not in ("BEGIN", "ROLLBACK")]
     assert len(reads) <= 2, statements
     assert len(statements) - len(reads) <= 2, statements
+
+
+async def test_whether_a_walk_to_the_goal_leads_there_is_asked_without_reading_the_walk(
+    sqlite_store: SqliteStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    steps = [make_node(Label.TOOL_CALL, f"subtask:{n}", seq=n) for n in range(1, 41)]
+    goal = make_node(Label.RESEARCH_GOAL, "goal:session:s1")
+    async with sqlite_store.transaction() as tx:
+        for node in (goal, *steps):
+            await tx.put_node(node)
+        for before, after in zip((goal, *steps), steps, strict=False):
+            await tx.put_edge(EdgeRecord(EdgeType.NEXT, before.id, after.id))
+
+    async def unread(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the walk was read")
+
+    monkeypatch.setattr(sqlite_store, "reach", unread)
+    kinds = [ChainKind.VIEW_GOAL, ChainKind.VIEW_RELATED_TASK]
+
+    found = await chain_exists(sqlite_store, steps[-1].id, kinds)
+    async with sqlite_store.transaction() as tx:
+        await tx.put_node(make_node(Label.TOOL_CALL, "subtask:20", seq=20, deleted_session="s1"))
+    cut = await chain_exists(sqlite_store, steps[-1].id, kinds)
+
+    assert found == {ChainKind.VIEW_GOAL: True, ChainKind.VIEW_RELATED_TASK: False}
+    assert cut == {ChainKind.VIEW_GOAL: False, ChainKind.VIEW_RELATED_TASK: False}
 
 
 async def test_the_gateway_wrapper_keeps_reach(sqlite_store: SqliteStore, tmp_path: Path) -> None:
