@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sqlite3
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -52,7 +53,11 @@ class Worker:
         self._pragmas = pragmas
         self._interruptible = interruptible
         self._job: _Job | None = None  # the job running on the thread
-        self.in_hand = 0  # jobs handed to the thread and not finished
+        self.in_hand = 0  # jobs handed to the thread whose caller still waits
+        # Jobs handed to the thread and not done there (run, or cancelled before they ran):
+        # a caller that gave up leaves its job running, which ``in_hand`` no longer counts.
+        self._undone = 0
+        self._undone_lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
 
     async def start(self) -> None:
@@ -80,20 +85,39 @@ class Worker:
         """``function(connection, *args)`` on the connection's thread."""
         return await self.run_raw(lambda: function(self.connection, *args))
 
+    async def run_after(self, function: Callable[..., T], *args: Any) -> T:
+        """``function(connection, *args)`` after everything handed to the thread: here, on
+        the event loop, when the thread has nothing left (a cheap statement, such as a read
+        transaction's ``BEGIN`` or end, then costs no hand-off), else queued on the thread."""
+        if self._undone == 0:
+            return self.call(function, *args)
+        return await self.run(function, *args)
+
     async def run_raw(self, function: Callable[[], T]) -> T:
-        loop = asyncio.get_running_loop()
         self.in_hand += 1
         try:
             if not self._interruptible:
-                return await loop.run_in_executor(self._executor, function)
+                return await self._submit(function)
             job = _Job()
             try:
-                return await loop.run_in_executor(self._executor, self._run_job, job, function)
+                return await self._submit(self._run_job, job, function)
             except asyncio.CancelledError:
                 job.abandoned = True
                 raise
         finally:
             self.in_hand -= 1
+
+    def _submit(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
+        """What ``loop.run_in_executor`` does, counting the job until it is done."""
+        with self._undone_lock:
+            self._undone += 1
+        future = self._executor.submit(function, *args)
+        future.add_done_callback(self._done)
+        return asyncio.wrap_future(future)
+
+    def _done(self, _: object) -> None:  # on the thread, or where the job was cancelled
+        with self._undone_lock:
+            self._undone -= 1
 
     def _run_job(self, job: _Job, function: Callable[[], T]) -> T:
         self._job = job

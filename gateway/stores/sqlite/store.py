@@ -457,16 +457,16 @@ class SqliteStore(Reads):
     @asynccontextmanager
     async def consistent_view(self) -> AsyncIterator[GraphReader]:
         """Reads that all see one state (``ConsistentReader``): one reader connection, lent to
-        them alone, in one read transaction. It is ended on the connection's thread after
-        whatever ran there, even when the caller is cancelled, so the connection never keeps an
-        old state for the reads after it."""
+        them alone, in one read transaction. It is ended after whatever ran on the connection's
+        thread (``Worker.run_after``), even when the caller is cancelled, so the connection
+        never keeps an old state for the reads after it."""
         async with self._db.lend() as worker:
             with self._tail.hold():  # what the snapshot sees of the tail stays until its end
                 try:
-                    await worker.run(queries.begin_read)
+                    await worker.run_after(queries.begin_read)
                     yield _ConsistentView(worker, self._tail)
                 finally:
-                    await asyncio.shield(worker.run(queries.end_read))
+                    await asyncio.shield(worker.run_after(queries.end_read))
 
     async def read(self, query: Callable[[sqlite3.Connection], T]) -> T:
         """``query(connection)`` on the reader's thread (capture, exports)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import sqlite3
+import threading
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -23,6 +24,8 @@ from gateway.stores.sqlite.store import SqliteStore
 from gateway.stores.sqlite.tail import Tail
 from resolvers.records import Label, NodeRecord, node_id
 from resolvers.store import one_state
+
+WAIT = 10.0  # bounds a failure only
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -172,3 +175,44 @@ async def test_more_views_at_once_than_connections_wait_their_turn(tmp_path: Pat
         await store.aclose()
 
     assert answers == [["first"]] * 9
+
+
+async def test_a_read_transaction_is_begun_and_ended_on_the_loop_only_when_its_thread_is_idle(
+    tmp_path: Path,
+) -> None:
+    """``Worker.run_after``: on the event loop when nothing is handed to the connection's
+    thread; behind the job still running there otherwise, even when that job's caller gave
+    up (its statement would otherwise share the connection with the loop's)."""
+    store = await SqliteStore.open(tmp_path, fsync=False, readers=1)
+    (worker,) = store._db.workers
+    threads: list[int] = []
+    release = threading.Event()
+
+    def where(db: sqlite3.Connection) -> None:
+        threads.append(threading.get_ident())
+
+    def held(db: sqlite3.Connection) -> None:
+        release.wait(WAIT)
+        threads.append(threading.get_ident())
+
+    try:
+        await worker.run_after(where)
+        holding = asyncio.ensure_future(worker.run(held))
+        await asyncio.sleep(0.05)
+        holding.cancel()  # its caller gives up; the job runs on
+        await asyncio.gather(holding, return_exceptions=True)
+        after = asyncio.ensure_future(worker.run_after(where))
+        await asyncio.sleep(0.05)
+        waited = not after.done()
+        release.set()
+        await asyncio.wait_for(after, WAIT)
+        await worker.run_after(where)
+    finally:
+        release.set()
+        await store.aclose()
+
+    loop_thread = threading.get_ident()
+    assert waited
+    assert threads[0] == loop_thread
+    assert threads[1] == threads[2] != loop_thread  # behind the held job, on its thread
+    assert threads[3] == loop_thread
