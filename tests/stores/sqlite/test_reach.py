@@ -147,14 +147,20 @@ async def test_walks_agree_on_edges_the_write_path_never_builds(
     assert (await get_chain(sqlite_store, figure.id, ChainKind.VIEW_RELATED_TASK)).nodes == []
 
 
-async def test_a_walk_to_the_goal_reads_one_statement(sqlite_store: SqliteStore) -> None:
-    steps = [make_node(Label.TOOL_CALL, f"subtask:{n}", seq=n) for n in range(1, 41)]
+async def chain_of_steps(store: SqliteStore, count: int) -> tuple[NodeRecord, list[NodeRecord]]:
+    """The goal and ``count`` steps after it, each joined to the one before by ``next``."""
+    steps = [make_node(Label.TOOL_CALL, f"subtask:{n}", seq=n) for n in range(1, count + 1)]
     goal = make_node(Label.RESEARCH_GOAL, "goal:session:s1")
-    async with sqlite_store.transaction() as tx:
+    async with store.transaction() as tx:
         for node in (goal, *steps):
             await tx.put_node(node)
         for before, after in zip((goal, *steps), steps, strict=False):
             await tx.put_edge(EdgeRecord(EdgeType.NEXT, before.id, after.id))
+    return goal, steps
+
+
+async def test_a_walk_to_the_goal_reads_one_statement(sqlite_store: SqliteStore) -> None:
+    goal, steps = await chain_of_steps(sqlite_store, 40)
     statements: list[str] = []
     for worker in (sqlite_store._point, *sqlite_store._db.workers):
         worker.connection.set_trace_callback(statements.append)
@@ -171,13 +177,7 @@ async def test_a_walk_to_the_goal_reads_one_statement(sqlite_store: SqliteStore)
 async def test_whether_a_walk_to_the_goal_leads_there_is_asked_without_reading_the_walk(
     sqlite_store: SqliteStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    steps = [make_node(Label.TOOL_CALL, f"subtask:{n}", seq=n) for n in range(1, 41)]
-    goal = make_node(Label.RESEARCH_GOAL, "goal:session:s1")
-    async with sqlite_store.transaction() as tx:
-        for node in (goal, *steps):
-            await tx.put_node(node)
-        for before, after in zip((goal, *steps), steps, strict=False):
-            await tx.put_edge(EdgeRecord(EdgeType.NEXT, before.id, after.id))
+    _, steps = await chain_of_steps(sqlite_store, 40)
 
     async def unread(*args: object, **kwargs: object) -> None:
         raise AssertionError("the walk was read")
