@@ -180,11 +180,12 @@ async def chain_exists(
 async def _leads_somewhere(
     store: _HopReader, source: NodeRecord, hops: Sequence[Hop], session_id: str | None
 ) -> bool:
-    """Whether ``_walk`` would reach anything. A last variable hop (a walk to the goal) is
-    asked of a ``ReachReader`` as a question whose answer is yes or no (``reaches``): a walk
-    reaches a node of its nearest level with a target exactly when it reaches a target."""
+    """Whether ``_walk`` would reach anything. A ``ReachReader`` is asked the last hop as a
+    question whose answer is yes or no (``reaches``): a hop reaches something exactly when a
+    node it may keep is there (a walk to the goal: when one is at any level, not only at the
+    nearest), whichever it would keep."""
     *before, last = hops
-    if not (last.variable and isinstance(store, ReachReader)) or any(h.variable for h in before):
+    if not isinstance(store, ReachReader) or any(hop.variable for hop in before):
         return await _walk(store, source, hops, session_id) is not None
     walked = await _walk(store, source, before, session_id)
     if walked is None:
@@ -198,6 +199,7 @@ async def _leads_somewhere(
         stop=last.targets,
         session_id=session_id,
         avoid=reached,
+        walk_on=last.variable,
     )
 
 
@@ -321,9 +323,16 @@ class _RememberedReach(_Remembered):
         stop: frozenset[Label],
         session_id: str | None,
         avoid: Collection[str],
+        walk_on: bool = True,
     ) -> bool:
         return await self._reacher.reaches(
-            ids, edge_type, direction, stop=stop, session_id=session_id, avoid=avoid
+            ids,
+            edge_type,
+            direction,
+            stop=stop,
+            session_id=session_id,
+            avoid=avoid,
+            walk_on=walk_on,
         )
 
 

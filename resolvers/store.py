@@ -505,11 +505,13 @@ class ReachReader(Protocol):
         stop: frozenset[Label],
         session_id: str | None,
         avoid: Collection[str],
+        walk_on: bool = True,
     ) -> bool:
-        """Whether the walk ``reach`` describes, never entering a node of ``avoid``, comes to
-        a live node of ``session_id`` (any session when ``None``) that carries one of the
-        labels ``stop`` and is not in ``avoid``: the question a breadth-first walk to the
-        nearest such node answers with a non-empty level, asked without reading the walk."""
+        """Whether the walk ``reach`` describes (with ``walk_on`` false: one step from
+        ``ids``), never entering a node of ``avoid``, comes to a live node of ``session_id``
+        (any session when ``None``) that carries one of the labels ``stop`` and is not in
+        ``avoid``: the question a hop answers with a non-empty result (a breadth-first walk
+        to the nearest such node, or one step), asked without reading what it reaches."""
         ...
 
 

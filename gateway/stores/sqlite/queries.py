@@ -181,9 +181,10 @@ def reaches(
     stop: Iterable[Label],
     session_id: str | None,
     avoid: Iterable[str],
+    walk_on: bool,
 ) -> bool:
-    """``ReachReader.reaches`` in one recursive statement: the walk, then whether an edge out
-    of it comes to a node of ``stop``."""
+    """``ReachReader.reaches`` in one statement (recursive when it walks on): the walk, then
+    whether an edge out of it comes to a node of ``stop``."""
     near, far, index = _walk_to(direction)
     scoped = (
         "nodes.live AND (?3 IS NULL OR nodes.session = ?3)"
@@ -196,10 +197,14 @@ def reaches(
         f" AND edges.type = ?2 CROSS JOIN nodes ON nodes.id = edges.{far} WHERE {scoped}"
     )
     stops = "(SELECT value FROM json_each(?4))"
-    (found,) = db.execute(
+    walked = (
         "WITH RECURSIVE walked(id) AS (SELECT value FROM json_each(?1) UNION"
         f" SELECT nodes.id{step} AND nodes.label NOT IN {stops})"
-        f" SELECT EXISTS (SELECT 1{step} AND nodes.label IN {stops})",
+        if walk_on
+        else "WITH walked(id) AS (SELECT value FROM json_each(?1))"
+    )
+    (found,) = db.execute(
+        f"{walked} SELECT EXISTS (SELECT 1{step} AND nodes.label IN {stops})",
         (
             _json(ids),
             edge_type.value,

@@ -93,9 +93,11 @@ class Reads:
         stop: frozenset[Label],
         session_id: str | None,
         avoid: Collection[str],
+        walk_on: bool = True,
     ) -> bool:
         """``resolvers.store.ReachReader.reaches``: on the event loop, as ``reach``."""
-        return self._point.call(queries.reaches, ids, edge_type, direction, stop, session_id, avoid)
+        arguments = (ids, edge_type, direction, stop, session_id, avoid, walk_on)
+        return self._point.call(queries.reaches, *arguments)
 
     async def edges_among(
         self, ids: Sequence[str], types: Sequence[EdgeType] | None = None
