@@ -22,7 +22,7 @@ from urllib.parse import parse_qs
 from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
 from starlette.datastructures import Headers
 
-from gateway.http.graphql import coded_error
+from gateway.http.graphql import accept_of, coded_error
 
 if TYPE_CHECKING:
     from starlette.authentication import BaseUser
@@ -98,7 +98,7 @@ def unauthorised(scope: Scope) -> Response:
         401,
         "invalid or missing bearer token",
         "UNAUTHENTICATED",
-        Headers(scope=scope).get("accept"),
+        accept_of(Headers(scope=scope)),
         {"WWW-Authenticate": 'Bearer realm="science-memory"'},
     )
 

@@ -44,9 +44,8 @@ from gateway.http.disconnect import CancelOnDisconnect
 from gateway.schema.context import GraphContext
 
 if TYPE_CHECKING:
-    from collections.abc import Mapping
-
     from cross_web import AsyncHTTPRequestAdapter
+    from starlette.datastructures import Headers
     from starlette.types import Receive, Scope, Send
     from starlette.websockets import WebSocket
     from strawberry.http import GraphQLHTTPResponse, GraphQLRequestData
@@ -93,7 +92,7 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
         try:
             response = await self.run(request)
         except HTTPException as exc:
-            response = http_error_response(exc, request.headers.get("accept"))
+            response = http_error_response(exc, accept_of(request.headers))
         await response(scope, receive, send)
 
     def decode_json(self, data: str | bytes) -> object:
@@ -132,12 +131,13 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
             ) from exc
 
     def parse_query_params(self, params: QueryParams) -> dict[str, Any]:
-        """A GET's parameters; an empty or ``null`` ``variables``, ``extensions`` or
-        ``operationName`` is absent (a form that left the field blank), as ``null`` is in a
-        POST's body."""
+        """A GET's parameters; an empty ``variables``, ``extensions`` or ``operationName`` is
+        absent (a form that left the field blank), and so are ``variables`` and ``extensions``
+        of JSON ``null``, as in a POST's body (``null`` is an operation's possible name)."""
         parsed: dict[str, Any] = {}
         for name, value in params.items():
-            if name in _OPTIONAL and value in (None, "", "null"):
+            blank = not value or (name in _JSON_PARAMETERS and value.strip() == "null")
+            if blank and name in _OPTIONAL:
                 continue
             if name in _JSON_PARAMETERS and value is not None:
                 try:
@@ -158,7 +158,7 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
         if request.method not in ("GET", "POST"):
             raise MethodNotAllowed(f"GraphQL is served over GET and POST, not {request.method}.")
         if request.method == "POST":
-            _check_media_type(request.headers)
+            _check_media_type(cast("Headers", request.headers))
         data = await super().parse_http_body(cast("AsyncHTTPRequestAdapter", _JsonRequest(request)))
         if not isinstance(data, list) and not isinstance(data.operation_name, str | None):
             raise HTTPException(
@@ -201,14 +201,14 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
 
     async def get_sub_response(self, request: Request | WebSocket) -> Response:
         sub_response = await super().get_sub_response(request)
-        sub_response.media_type = response_media_type(request.headers.get("accept"))
+        sub_response.media_type = response_media_type(accept_of(request.headers))
         return sub_response
 
     async def process_result(
         self, request: Request, result: ExecutionResult
     ) -> GraphQLHTTPResponse:
         response = await super().process_result(request, result)
-        media_type = response_media_type(request.headers.get("accept"))
+        media_type = response_media_type(accept_of(request.headers))
         if media_type == GRAPHQL_RESPONSE_JSON and is_request_error(result):
             response.pop("data", None)
         return response
@@ -273,22 +273,27 @@ def _json_kind(value: object) -> str:
     return "a JSON string" if isinstance(value, str) else "JSON null"
 
 
-def _check_media_type(headers: Mapping[str, str]) -> None:
+def _check_media_type(headers: Headers) -> None:
     """A POST's body is JSON text in UTF-8, neither compressed nor in another charset (the
-    parameters and the names in any case): else 415."""
-    media, *parameters = (part.strip() for part in (headers.get("content-type") or "").split(";"))
+    parameters and the names in any case), said by one ``Content-Type``: else 415."""
+    types = headers.getlist("content-type")
+    media, *parameters = (part.strip() for part in (types[0] if types else "").split(";"))
     charsets = {
         value.strip().strip('"').lower()
         for name, _, value in (parameter.partition("=") for parameter in parameters)
         if name.strip().lower() == "charset"
     }
-    encoding = (headers.get("content-encoding") or "identity").strip().lower()
-    if media.lower() != JSON:
+    # Several Content-Encoding lines are one list (RFC 9110), applied in order.
+    codings = ",".join(headers.getlist("content-encoding")).lower().split(",")
+    encodings = [coding.strip() for coding in codings if coding.strip() not in ("", "identity")]
+    if len(types) > 1:
+        refused = f"{len(types)} Content-Type headers"
+    elif media.lower() != JSON:
         refused = media or "no media type"
     elif not charsets <= {"utf-8", "utf8"}:
         refused = f"{JSON} in {', '.join(sorted(charsets))}"
-    elif encoding != "identity":
-        refused = f"{JSON} encoded as {encoding}"
+    elif encodings:
+        refused = f"{JSON} encoded as {', '.join(encodings)}"
     else:
         return
     raise HTTPException(415, f"A GraphQL request is sent as {JSON} in UTF-8, not {refused}.")
@@ -320,6 +325,11 @@ def request_error_status(response: GraphQLHTTPResponse) -> int:
     errors: list[Any] = list(response.get("errors") or [])
     codes = {(error.get("extensions") or {}).get("code") for error in errors}
     return 403 if codes == {"FORBIDDEN"} else 400
+
+
+def accept_of(headers: Headers) -> str:
+    """Every ``Accept`` line of a request as one list (RFC 9110: several lines are one)."""
+    return ", ".join(headers.getlist("accept"))
 
 
 def response_media_type(accept: str | None) -> str:

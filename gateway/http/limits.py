@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from starlette.datastructures import Headers
 
-from gateway.http.graphql import coded_error
+from gateway.http.graphql import accept_of, coded_error
 
 if TYPE_CHECKING:
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
@@ -69,8 +69,8 @@ async def _too_slow(scope: Scope, receive: Receive, send: Send, seconds: float |
     await response(scope, receive, send)
 
 
-def _accept(scope: Scope) -> str | None:
-    return Headers(scope=scope).get("accept")
+def _accept(scope: Scope) -> str:
+    return accept_of(Headers(scope=scope))
 
 
 def _replay(body: bytes, receive: Receive) -> Receive:

@@ -111,11 +111,12 @@ class HeadTimeoutProtocol(H11Protocol):
     def send_400_response(self, msg: str) -> None:
         """A request that is not HTTP (a bad ``Content-Length``, a header without a colon, a
         byte a URL may not hold) refused as uvicorn does, but as a coded GraphQL error in JSON
-        rather than plain text: whatever a client sends, it reads the same kind of answer."""
+        rather than plain text: whatever a client sends, it reads the same kind of answer
+        (in ``application/json``: what the request asked for is not known)."""
         error = {"message": msg, "extensions": {"code": "BAD_REQUEST"}}
-        body = json.dumps({"errors": [error]}).encode()
+        body = json.dumps({"errors": [error]}, separators=(",", ":")).encode()
         headers = [
-            (b"content-type", b"application/json"),
+            (b"content-type", b"application/json; charset=utf-8"),
             (b"content-length", str(len(body)).encode()),
             (b"connection", b"close"),
         ]

@@ -245,7 +245,7 @@ async def test_a_request_that_is_not_http_answers_a_coded_json_error(head: bytes
     status, _, rest = received.partition(b"\r\n")
     headers, _, body = rest.partition(b"\r\n\r\n")
     assert status.startswith(b"HTTP/1.1 400")
-    assert b"content-type: application/json" in headers.lower()
+    assert b"content-type: application/json; charset=utf-8" in headers.lower()
     assert json.loads(body)["errors"][0]["extensions"] == {"code": "BAD_REQUEST"}
 
 

@@ -218,6 +218,49 @@ def test_the_json_media_type_is_read_in_any_case(client: TestClient, content_typ
     assert response.json() == {"data": {"__typename": "Query"}}
 
 
+@pytest.mark.parametrize(
+    "headers",
+    [
+        [("Content-Type", "text/plain"), ("Content-Type", "application/json")],
+        [("Content-Type", "application/json"), ("Content-Type", "text/plain")],
+        [("Content-Encoding", "identity"), ("Content-Encoding", "gzip")],
+    ],
+    ids=["two-types", "two-types-reversed", "two-encodings"],
+)
+def test_header_lines_that_disagree_are_refused_whatever_their_order(
+    client: TestClient, headers: list[tuple[str, str]]
+) -> None:
+    lines = [("Authorization", AUTH["Authorization"]), *headers]
+    if not any(name == "Content-Type" for name, _ in headers):
+        lines.append(("Content-Type", "application/json"))
+
+    response = client.post("/graphql", content=b'{"query": "{ __typename }"}', headers=lines)
+
+    assert response.status_code == 415
+
+
+def test_every_accept_line_counts(client: TestClient) -> None:
+    headers = [
+        ("Authorization", AUTH["Authorization"]),
+        ("Accept", "application/json"),
+        ("Accept", NEW),
+    ]
+
+    response = client.post("/graphql", json={"query": "{"}, headers=headers)
+
+    assert (response.status_code, response.headers["content-type"].split(";")[0]) == (400, NEW)
+
+
+def test_an_operation_named_null_is_run_by_its_name_over_get(client: TestClient) -> None:
+    document = "query null { __typename } query other { health { status } }"
+
+    response = client.get(
+        "/graphql", params={"query": document, "operationName": "null"}, headers=AUTH
+    )
+
+    assert response.json() == {"data": {"__typename": "Query"}}
+
+
 def test_a_null_for_a_non_null_variable_is_said_in_json_words(client: TestClient) -> None:
     query = "query($n: Int!) { lessons(limit: $n) { __typename } }"
 
@@ -244,7 +287,7 @@ def test_a_get_with_empty_optional_parameters_runs_and_a_bad_one_is_coded(
     query = {"query": "{ __typename }"}
     blank = client.get(
         "/graphql",
-        params={**query, "variables": "null", "extensions": "", "operationName": ""},
+        params={**query, "variables": " null ", "extensions": "", "operationName": ""},
         headers=AUTH,
     )
     bad = client.get("/graphql", params={**query, "variables": "[1]"}, headers=AUTH)
