@@ -40,8 +40,9 @@ def _labels(labels: list[NodeLabel] | None) -> list[Label] | None:
     return [label.to_domain() for label in labels] if labels else None
 
 
-def _subgraph_fields(info: Ctx) -> tuple[Fields, Fields]:
-    """What the request reads of a ``Subgraph``'s nodes and edges."""
+def _listed_fields(info: Ctx) -> tuple[Fields, Fields]:
+    """What the request reads of the nodes and the edges its answer lists (a ``Subgraph``, a
+    ``Chain``)."""
     return (
         read_fields(info, "nodes", NODE_TYPE_NAMES),
         read_fields(info, "edges", EDGE_TYPE_NAMES),
@@ -79,7 +80,7 @@ class GraphQuery:
             first=first,
             fold=fold is not False,
         )
-        return await Subgraph.from_session_graph(graph, *_subgraph_fields(info))
+        return await Subgraph.from_session_graph(graph, *_listed_fields(info))
 
     @strawberry.field(description="Term search over the nodes' text, best matches first.")
     async def search_nodes(
@@ -159,7 +160,7 @@ class GraphQuery:
             first=first,
             after=after,
         )
-        return Chain.from_record(found)
+        return Chain.from_record(found, *_listed_fields(info))
 
     @strawberry.field(description="For each kind, whether getChain would be non-empty.")
     async def chain_exists(
@@ -200,12 +201,12 @@ class GraphQuery:
         self, info: Ctx, scope_task_id: str, session_id: str
     ) -> SubgraphResult:
         found = await subgraph.scope_expansion(info.context.store, scope_task_id, session_id)
-        return Subgraph.from_record(found, *_subgraph_fields(info))
+        return Subgraph.from_record(found, *_listed_fields(info))
 
     @strawberry.field(description="Unfold one folded product group of the subgraph.")
     async def group_expansion(self, info: Ctx, group_id: str, session_id: str) -> SubgraphResult:
         found = await subgraph.group_expansion(info.context.store, group_id, session_id)
-        return Subgraph.from_record(found, *_subgraph_fields(info))
+        return Subgraph.from_record(found, *_listed_fields(info))
 
     @strawberry.field(description="One artifact version, the code that wrote it and its inputs.")
     async def artifact_provenance(

@@ -173,10 +173,11 @@ class Chain:
     end_cursor: str | None = None
 
     @classmethod
-    def from_record(cls, found: GraphSlice) -> Chain:
+    def from_record(cls, found: GraphSlice, nodes: Fields = None, edges: Fields = None) -> Chain:
+        """``nodes``, ``edges``: the attributes the request reads of each (``selection``)."""
         return cls(
-            nodes=Paced(to_node(node) for node in found.nodes),
-            edges=Paced(GraphEdge.from_record(edge) for edge in found.edges),
+            nodes=Paced(to_node(node, nodes) for node in found.nodes),
+            edges=Paced(GraphEdge.from_record(edge, edges) for edge in found.edges),
             total=found.total,
             truncated=found.truncated,
             end_cursor=found.end_cursor,

@@ -1,9 +1,11 @@
-"""A subgraph converts only the node and edge fields its request selects, and answers alike.
+"""A subgraph or a chain converts only the node and edge fields its request selects, and answers
+alike.
 
-``gateway.schema.selection`` reads which attributes a request can read of a ``Subgraph``'s nodes
-and edges; ``from_record`` fills only those. Every answer is compared with the same document
-answered with every attribute filled (``read_fields`` answering ``None``, as before it existed):
-fragments, spreads, aliases, directives, label-specific fields, times and relationships.
+``gateway.schema.selection`` reads which attributes a request can read of the nodes and edges a
+``Subgraph`` or a ``Chain`` lists; ``from_record`` fills only those. Every answer is compared
+with the same document answered with every attribute filled (``read_fields`` answering
+``None``, as before it existed): fragments, spreads, aliases, directives, label-specific fields,
+times and relationships.
 """
 
 from __future__ import annotations
@@ -45,6 +47,10 @@ DOCUMENTS = {
       scopeExpansion(scopeTaskId: "{SCOPE}", sessionId: $s) {{ ... on Subgraph {{
         nodes {{ id ... on Task {{ status summary finishedAt }} ... on Artifact {{ version }} }}
         edges {{ source properties }} }} }} }}""",
+    "chain": """query($s: String!) {
+      getChain(nodeId: "ToolCall:subtask:mcp:inv-1", kind: VIEW_GOAL, sessionId: $s) {
+        ... on Chain { nodes { id ... on Task { objective seq } ...C } edges { type source } } } }
+      fragment C on ToolCall { toolName retrievedAt }""",
 }
 
 
@@ -56,6 +62,7 @@ EXPECTED = {
     "relationships": ['"firstChild": {"id": "ToolCall:', '"title": "A paper"'],
     "two lists of one name": ['"id": "Code:exec-1"', '"language": "python"'],
     "scope expansion": ['"status": "running"', '"source": "ToolCall:'],
+    "chain": ['"toolName": "mcp__', '"objective": "', '"type": "NEXT"'],
 }
 
 
