@@ -11,11 +11,14 @@ request error like any other (strawberry raises them as plain-text HTTP errors).
 
 A body that is not a GraphQL request at all — not JSON, JSON but not an object (a batch of
 operations included: batching is off), a ``query`` that is not a string, ``variables`` or
-``extensions`` that are not objects, an ``operationName`` that is not a string, a media type
-other than JSON — answers its 4xx status (415 for the media type, 405 for the method) with a
-GraphQL error object under either media type: ``{"errors": [{"message", "extensions": {"code"}}]}``,
-the code ``BAD_REQUEST`` (``METHOD_NOT_ALLOWED``, ``NOT_FOUND``). Over GET an empty
-``variables``, ``extensions`` or ``operationName`` parameter is an absent one.
+``extensions`` that are not objects, an ``operationName`` that is not a string, a body other
+than ``application/json`` in UTF-8 and uncompressed — answers its 4xx status (415 for the
+media type, 405 for the method) with a GraphQL error object in the media type ``Accept`` asks
+for: ``{"errors": [{"message", "extensions": {"code"}}]}``, the code ``BAD_REQUEST``
+(``METHOD_NOT_ALLOWED``, ``NOT_FOUND``); the refusals around this app answer alike
+(``coded_error``: a token, ``gateway.http.auth``; a body's size or pace,
+``gateway.http.limits``). Over GET an empty ``variables``, ``extensions`` or ``operationName``
+parameter is an absent one, as are ``variables`` and ``extensions`` of JSON ``null``.
 
 A request whose client goes away is cancelled (``gateway.http.disconnect``), unless it is a
 mutation that began executing (``GraphContext.writing``): that one runs to its end, so a write
@@ -155,8 +158,6 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
     async def parse_http_body(
         self, request: AsyncHTTPRequestAdapter
     ) -> GraphQLRequestData | list[GraphQLRequestData]:
-        if request.method not in ("GET", "POST"):
-            raise MethodNotAllowed(f"GraphQL is served over GET and POST, not {request.method}.")
         if request.method == "POST":
             _check_media_type(cast("Headers", request.headers))
         data = await super().parse_http_body(cast("AsyncHTTPRequestAdapter", _JsonRequest(request)))
