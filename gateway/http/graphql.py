@@ -71,7 +71,7 @@ _JSON_PARAMETERS = frozenset({"variables", "extensions"})
 class MethodNotAllowed(HTTPException):
     """An operation the HTTP method may not carry (a mutation over GET): 405 with ``Allow``."""
 
-    def __init__(self, reason: str, allow: str = "GET, POST") -> None:
+    def __init__(self, reason: str, allow: str = "POST") -> None:
         super().__init__(405, reason)
         self.allow = allow
 
@@ -190,7 +190,7 @@ class SpecGraphQL(GraphQL[GraphContext, None]):
         except HTTPException as exc:
             # Only GET has a method to blame; a subscription over POST stays a 400 request error.
             if request.method == "GET" and isinstance(exc.__cause__, InvalidOperationTypeError):
-                raise MethodNotAllowed(exc.reason, allow="POST") from exc.__cause__
+                raise MethodNotAllowed(exc.reason) from exc.__cause__
             if isinstance(exc.__cause__, CannotGetOperationTypeError | MissingQueryError):
                 # No operation to run: none named so, none in the document, no document.
                 code = "BAD_REQUEST" if isinstance(exc.__cause__, MissingQueryError) else None
