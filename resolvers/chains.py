@@ -43,7 +43,7 @@ from resolvers.store import Hop, HopRecord, ReachReader, SourceRef, WalkReader, 
 from resolvers.validate import check_first
 
 if TYPE_CHECKING:
-    from collections.abc import Collection, Mapping, Sequence
+    from collections.abc import Mapping, Sequence
 
     from resolvers.store import GraphReader
 
@@ -295,45 +295,13 @@ class _Remembered:
 
 
 class _RememberedReach(_Remembered):
-    """``_Remembered`` of a ``ReachReader``, which stays one (its ``reach`` is passed on)."""
+    """``_Remembered`` of a ``ReachReader``, which stays one (its own ``reach`` and
+    ``reaches`` answer: a walk reads what no other walk asks)."""
 
     def __init__(self, store: ReachReader) -> None:
         super().__init__(cast("_HopReader", store))
-        self._reacher = store
-
-    async def reach(
-        self,
-        ids: Sequence[str],
-        edge_type: EdgeType,
-        direction: Direction,
-        *,
-        stop: frozenset[Label],
-        session_id: str | None,
-    ) -> tuple[list[EdgeRecord], list[NodeRecord]]:
-        return await self._reacher.reach(
-            ids, edge_type, direction, stop=stop, session_id=session_id
-        )
-
-    async def reaches(
-        self,
-        ids: Sequence[str],
-        edge_type: EdgeType,
-        direction: Direction,
-        *,
-        stop: frozenset[Label],
-        session_id: str | None,
-        avoid: Collection[str],
-        walk_on: bool = True,
-    ) -> bool:
-        return await self._reacher.reaches(
-            ids,
-            edge_type,
-            direction,
-            stop=stop,
-            session_id=session_id,
-            avoid=avoid,
-            walk_on=walk_on,
-        )
+        self.reach = store.reach
+        self.reaches = store.reaches
 
 
 class _Reach:
