@@ -14,7 +14,10 @@
 
 from __future__ import annotations
 
+import ast
+import json
 import logging
+import math
 import uuid
 from dataclasses import dataclass
 from enum import Enum
@@ -295,9 +298,8 @@ class MaskUnexpectedErrors(MaskErrors):
     def _mask(self, error: GraphQLError) -> GraphQLError:
         if error.original_error is None or isinstance(error.original_error, GraphQLError):
             if error.path is None:
-                # Not a field's, past parsing and validation: the variables' values refused,
-                # said in JSON's words (graphql-core names a null Python's way).
-                error.message = error.message.replace(" to be None.", " to be null.")
+                # Not a field's, past parsing and validation: the variables' values refused.
+                error.message = json_worded(error.message)
                 coded(error, BAD_USER_INPUT)
             return error
         if isinstance(error.original_error, DomainError):
@@ -317,6 +319,40 @@ class MaskUnexpectedErrors(MaskErrors):
             path=error.path,
             extensions={"code": "INTERNAL", "requestId": request_id},
         )
+
+
+def json_worded(message: str) -> str:
+    """A refused variable's message with the value it quotes written as JSON, as the client
+    sent it: graphql-core writes it as Python (``True``, ``None``, ``{'a': 1}``, ``'5'``). The
+    value is the message's tail after a ``": "`` (before a final full stop), when that tail
+    reads back as a Python literal of JSON's kinds; anything else is left as it is (a value
+    graphql-core shortened with "...", say)."""
+    message = message.replace(" to be None.", " to be null.")
+    start = message.find(": ")
+    while start != -1:
+        tail = message[start + 2 :]
+        stop = "." if tail.endswith(".") else ""
+        try:
+            value = ast.literal_eval(tail[: len(tail) - len(stop)])
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            start = message.find(": ", start + 2)
+            continue
+        if not _is_json(value):
+            return message
+        return f"{message[: start + 2]}{json.dumps(value, ensure_ascii=False)}{stop}"
+    return message
+
+
+def _is_json(value: object) -> bool:
+    if value is None or isinstance(value, bool | int | str):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, list):
+        return all(_is_json(item) for item in value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and _is_json(item) for key, item in value.items())
+    return False
 
 
 PARSE_FAILED = "GRAPHQL_PARSE_FAILED"

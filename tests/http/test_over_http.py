@@ -261,13 +261,25 @@ def test_an_operation_named_null_is_run_by_its_name_over_get(client: TestClient)
     assert response.json() == {"data": {"__typename": "Query"}}
 
 
-def test_a_null_for_a_non_null_variable_is_said_in_json_words(client: TestClient) -> None:
-    query = "query($n: Int!) { lessons(limit: $n) { __typename } }"
+@pytest.mark.parametrize(
+    ("kind", "value", "said"),
+    [
+        ("Int!", None, "not to be null."),
+        ("Int", True, "non-integer value: true"),
+        ("Int", "5", 'non-integer value: "5"'),
+        ("Int", {"a": None, "b": [True, "é"]}, 'non-integer value: {"a": null, "b": [true, "é"]}'),
+    ],
+    ids=["null", "boolean", "string", "object"],
+)
+def test_a_refused_variable_is_quoted_in_json_words(
+    client: TestClient, kind: str, value: object, said: str
+) -> None:
+    query = f"query($n: {kind}) {{ lessons(limit: $n) {{ __typename }} }}"
 
-    status, _, body = send(client, query, NEW, n=None)
+    status, _, body = send(client, query, NEW, n=value)
 
     assert status == 400
-    assert body["errors"][0]["message"].endswith("not to be null.")
+    assert body["errors"][0]["message"].endswith(said)
     assert body["errors"][0]["extensions"] == {"code": "BAD_USER_INPUT"}
 
 
