@@ -9,7 +9,7 @@ import json
 import logging
 from dataclasses import replace
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
@@ -33,11 +33,14 @@ from tests.conftest import GraphQLClient
 from tests.test_write_entrance import EVIDENCE as WRITE_ENTRANCE_EVIDENCE
 
 if TYPE_CHECKING:
+    from collections.abc import Coroutine
+
     import strawberry
 
     from gateway.settings import Settings
     from resolvers.store import GraphStore
 
+T = TypeVar("T")
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 
@@ -168,16 +171,27 @@ async def _searched_in_outbox(
     return runtime, outbox, memory
 
 
+async def _behind_the_replay(
+    runtime: Runtime, work: Coroutine[Any, Any, T]
+) -> tuple[bool, asyncio.Task[T]]:
+    """Start ``work``; whether it still waited a moment later, when the outbox was then
+    replayed; and its task, to await."""
+    task = asyncio.create_task(work)
+    await asyncio.sleep(0.05)
+    waiting = not task.done()
+    await runtime.replay_outbox()
+    return waiting, task
+
+
 async def test_a_declare_waits_for_its_sessions_queued_observes(
     store: GraphStore, settings: Settings
 ) -> None:
     # Applied before the search it cites, it would be refused as citing a paper never found.
     runtime, outbox, memory = await _searched_in_outbox(store, settings)
 
-    declared = asyncio.create_task(runtime.record(declare_evidence, EVIDENCE))
-    await asyncio.sleep(0.05)
-    waiting = not declared.done()
-    await runtime.replay_outbox()
+    waiting, declared = await _behind_the_replay(
+        runtime, runtime.record(declare_evidence, EVIDENCE)
+    )
     result = await declared
     await outbox.aclose()
     await memory.aclose()
@@ -210,10 +224,7 @@ async def test_a_declared_artifact_of_another_sessions_queued_execution_waits_an
     outbox.resume()
     declare = ArtifactDeclared("B", execution_id="exec-1", artifact=ProducedArtifact("fig", 1))
 
-    declared = asyncio.create_task(runtime.record(declare_artifact, declare))
-    await asyncio.sleep(0.05)
-    waiting = not declared.done()
-    await runtime.replay_outbox()
+    waiting, declared = await _behind_the_replay(runtime, runtime.record(declare_artifact, declare))
     with pytest.raises(KeyOwnedByOtherSessionError) as refused:
         await declared
     await outbox.aclose()
@@ -240,10 +251,7 @@ async def test_a_cleanup_waits_for_the_sessions_queued_observes(
         else 'mutation { cleanupProject(projectId: "p", sessionIds: ["C"]) { __typename } }'
     )
 
-    cleaned = asyncio.create_task(gql.execute(document))
-    await asyncio.sleep(0.05)
-    waiting = not cleaned.done()
-    await runtime.replay_outbox()
+    waiting, cleaned = await _behind_the_replay(runtime, gql.execute(document))
     answer = await cleaned
     await outbox.aclose()
     await memory.aclose()
