@@ -54,6 +54,7 @@ from strawberry.types.cast import TYPE_CAST_ATTRIBUTE
 
 from gateway.schema import pacing
 from gateway.schema.budget import BudgetedExecution
+from gateway.schema.identity import IdentityCache
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -67,9 +68,10 @@ if TYPE_CHECKING:
 _Plan = tuple[str | None, Any, bool, bool]
 # The selected leaves of an object: each plan with its response name first.
 _Plans = tuple[tuple[str, str | None, Any, bool, bool], ...]
-# What completes every item of one Python class in a list: its runtime type, its plans, and
-# whether ``is_type_of`` must still be asked of each item (see ``_class_decides``).
-_Shape = tuple[GraphQLObjectType, _Plans, bool]
+# What completes every item of one Python class in a list: its runtime type, its plans,
+# whether ``is_type_of`` must still be asked of each item (see ``_class_decides``) and whether
+# the class's objects are shared (``SHARED``: their completed leaves are kept).
+_Shape = tuple[GraphQLObjectType, _Plans, bool, bool]
 _LONG: Final = object()
 _TYPENAME = "__typename"
 _BACKREF = GraphQLCoreConverter.DEFINITION_BACKREF
@@ -81,8 +83,18 @@ class _SchemaCache:
 
     plans: dict[tuple[str, str], _Plan | None] = field(default_factory=dict)
     runtime_types: dict[tuple[str, type], GraphQLObjectType] = field(default_factory=dict)
+    # Each selection's plans once (requests that select alike get the very same tuple), and
+    # the completed leaves of shared objects by object and plans.
+    selections: dict[_Plans, _Plans] = field(default_factory=dict)
+    completed: IdentityCache[dict[str, Any]] = field(
+        default_factory=lambda: IdentityCache(COMPLETED_CAPACITY)
+    )
 
 
+# A largest subgraph's nodes and edges, twice.
+COMPLETED_CAPACITY = 24_000
+# The selections kept per schema (clients choose them): emptied when it holds this many.
+_MAX_SELECTIONS = 1024
 _CACHES: weakref.WeakKeyDictionary[GraphQLSchema, _SchemaCache] = weakref.WeakKeyDictionary()
 
 
@@ -99,6 +111,8 @@ class LeanExecution(BudgetedExecution):
             cache = _CACHES[self.schema] = _SchemaCache()
         self._plans = cache.plans
         self._runtime_types = cache.runtime_types
+        self._selections = cache.selections
+        self._completed = cache.completed
         manager = self.middleware_manager
         self._lean = manager is None or all(
             resolves_root_fields_only(middleware) for middleware in manager.middlewares
@@ -283,21 +297,31 @@ class LeanExecution(BudgetedExecution):
             return None
         if plans is None:
             return None
+        shared = getattr(type(item), "SHARED", False) is True
         if not _class_decides(runtime_type):
-            return runtime_type, plans, True
-        return (runtime_type, plans, False) if _is_own_type(runtime_type, item, info) else None
+            return runtime_type, plans, True, shared
+        if not _is_own_type(runtime_type, item, info):
+            return None
+        return runtime_type, plans, False, shared
 
     def _shaped(self, shape: _Shape, item: Any, info: GraphQLResolveInfo[Any]) -> Any:
         """An item (not cast) completed by its class's shape, or ``_LONG``: what depends on
         the object itself (``is_type_of`` unless the class decides it, each value) is asked
-        of every item."""
-        runtime_type, plans, ask_type = shape
+        of every item; a shared object's leaves are read once per selection."""
+        runtime_type, plans, ask_type, shared = shape
         try:
-            own = not ask_type or _is_own_type(runtime_type, item, info)
-            values = _leaves(plans, item) if own else None
+            if ask_type and not _is_own_type(runtime_type, item, info):
+                return _LONG
+            values = self._completed.get(item, plans) if shared else None
+            if values is None:
+                values = _leaves(plans, item)
+                if values is None:
+                    return _LONG
+                if shared:
+                    self._completed.put(item, plans, values)
         except Exception:
             return _LONG
-        return _LONG if values is None else values
+        return dict(values)  # the kept one stays as it is, whatever is done with the answer
 
     def _plain_object(
         self,
@@ -332,7 +356,10 @@ class LeanExecution(BudgetedExecution):
                 self._objects[key] = None
                 return None
             plans.append((response_name, *plan))
-        found = self._objects[key] = tuple(plans)
+        selections = self._selections
+        if len(selections) >= _MAX_SELECTIONS:
+            selections.clear()
+        found = self._objects[key] = selections.setdefault(tuple(plans), tuple(plans))
         return found
 
     def execute_fields(

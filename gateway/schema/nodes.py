@@ -17,6 +17,7 @@ from strawberry.types.base import get_object_definition
 
 from gateway.schema.context import GraphContext
 from gateway.schema.enums import EdgeType, NodeLabel
+from gateway.schema.identity import IdentityCache
 from resolvers import records
 from resolvers.records import Direction, EdgeRecord, Label, NodeRecord, stored_time
 
@@ -113,6 +114,9 @@ class GraphNode:
 
     label_of: ClassVar[Label]
     HAS_SEQ: ClassVar[bool] = False
+    # Made once per record and selection (``to_node``), never changed after: the executor
+    # keeps each one's completed leaves (``gateway.schema.execution``).
+    SHARED: ClassVar[bool] = True
 
     @classmethod
     def from_record(cls, record: NodeRecord, fields: Fields = None) -> Self:
@@ -406,8 +410,18 @@ NODE_TYPES: dict[Label, type[GraphNode]] = {
 }
 
 
+# The objects made from records, by record and selection (``identity``): a largest subgraph's
+# nodes and edges, twice.
+CONVERTED: IdentityCache[Any] = IdentityCache(24_000)
+
+
 def to_node(record: NodeRecord, fields: Fields = None) -> GraphNode:
-    return NODE_TYPES[record.label].from_record(record, fields)
+    """The node of ``record`` (``GraphNode.from_record``), made once per record and
+    selection."""
+    node: GraphNode | None = CONVERTED.get(record, fields)
+    if node is None:
+        node = CONVERTED.put(record, fields, NODE_TYPES[record.label].from_record(record, fields))
+    return node
 
 
 NODE_TYPE_NAMES = tuple(get_object_definition(cls, strict=True).name for cls in NODE_TYPES.values())
@@ -420,9 +434,19 @@ class GraphEdge:
     target: strawberry.ID
     properties: JSON
 
+    SHARED: ClassVar[bool] = True  # as a node's
+
     @classmethod
     def from_record(cls, edge: EdgeRecord, fields: Fields = None) -> GraphEdge:
-        """The edge of ``edge``; ``properties`` only if ``fields`` is ``None`` or names it."""
+        """The edge of ``edge``; ``properties`` only if ``fields`` is ``None`` or names it.
+        Made once per record and selection, as a node (``to_node``)."""
+        made: GraphEdge | None = CONVERTED.get(edge, fields)
+        if made is None:
+            made = CONVERTED.put(edge, fields, cls._made(edge, fields))
+        return made
+
+    @classmethod
+    def _made(cls, edge: EdgeRecord, fields: Fields) -> GraphEdge:
         found = cls.__new__(cls)
         attributes = found.__dict__
         attributes["type"] = EdgeType.from_domain(edge.type)

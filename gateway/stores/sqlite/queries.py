@@ -18,6 +18,7 @@ from gateway.stores.sqlite.schema import (
     NODE_COLUMNS,
     TAIL_VERSION,
     chain_of,
+    edge_from,
     edge_of,
     node_of,
     prefix_end,
@@ -167,9 +168,9 @@ def reach(
     edges: list[EdgeRecord] = []
     nodes: dict[str, NodeRecord] = {}
     for row in rows:
-        edges.append(edge_of(row[:4]))
-        if row[5] is not None and row[5] not in nodes:
-            nodes[row[5]] = node_of(row[4:])
+        edges.append(edge_of(row[:5]))
+        if row[6] is not None and row[6] not in nodes:
+            nodes[row[6]] = node_of(row[5:])
     return edges, list(nodes.values())
 
 
@@ -314,7 +315,7 @@ def session_page(
         f"SELECT {EDGE_COLUMNS} FROM edges INDEXED BY edges_session WHERE session = ?",
         (session_id,),
     ).fetchall()
-    return page, [edge_of(row) for row in rows if row[1] in among and row[2] in among]
+    return page, [edge_of(row) for row in rows if row[2] in among and row[3] in among]
 
 
 def session_node_ids(db: sqlite3.Connection, session_id: str) -> list[str]:
@@ -643,7 +644,7 @@ def capture(db: sqlite3.Connection) -> Captured:
         edges = [edge_of(row) for row in db.execute(f"SELECT {EDGE_COLUMNS} FROM edges")]
         seq = dict(db.execute("SELECT session, value FROM seqs"))
         parked = [
-            (row[0], edge_of(row[1:]))
+            (row[0], edge_from(*row[1:]))
             for row in db.execute(
                 "SELECT waiting_for, type, source, target, props FROM parked ORDER BY rid"
             )

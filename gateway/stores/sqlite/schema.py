@@ -22,10 +22,11 @@ One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
 from __future__ import annotations
 
 import threading
+from collections import OrderedDict
 from dataclasses import fields
 from datetime import UTC, datetime, timedelta
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Generic, TypeVar
 
 from gateway.stores.file.codec import decode, encode
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
@@ -113,7 +114,7 @@ UPGRADE_FROM_1: Final = (
 )
 
 NODE_COLUMNS: Final = "nodes.rid, nodes.id, label, key, nodes.session, created, props, seq"
-EDGE_COLUMNS: Final = "edges.type, edges.source, edges.target, edges.props"
+EDGE_COLUMNS: Final = "edges.rid, edges.type, edges.source, edges.target, edges.props"
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICROSECOND = timedelta(microseconds=1)
@@ -124,7 +125,9 @@ _EDGE_TYPES = {edge_type.value: edge_type for edge_type in EdgeType}
 MAIN_CHAIN: Final = ""
 
 NodeRow = tuple[int, str, str, str, str, str, str, int]
-EdgeRow = tuple[str, str, str, str]
+R = TypeVar("R", bound=tuple[Any, ...])
+T = TypeVar("T")
+EdgeRow = tuple[int, str, str, str, str]
 
 
 def chain_of(scope_key: str | None) -> str:
@@ -173,40 +176,45 @@ _SET_NODE = _setters(NodeRecord, ("id", "label", "key", "session_id", "created_a
 _SET_EDGE = _setters(EdgeRecord, ("type", "source", "target", "props"))
 
 
-class DecodedNodes:
-    """The records of the node rows read last, by ``rid``, each with its row: a row read again
-    unchanged (a session's subgraph asked again, the steps of its chains) is not decoded again.
-    Exact whatever the connection or transaction: a record is only ever given for the very
-    row it was built from (the whole row is compared, ~1 % of decoding it), so a row changed,
-    rolled back or of another database is decoded afresh. Bounded: the oldest entry goes
-    when ``capacity`` are held (~3 KB each, props text and decoded record)."""
+class Decoded(Generic[R, T]):
+    """The records of the rows read last, by ``rid`` (a row's first column), each with its row:
+    a row read again unchanged (a session's subgraph asked again, the steps of its chains) is
+    not decoded again, and the same record object is given for it (what the schema makes of
+    a record is kept per record object: ``gateway.schema.identity``). Exact whatever the
+    connection or transaction: a record is only ever given for the very row it was built
+    from (the whole row is compared, ~1 % of decoding it), so a row changed, rolled back or
+    of another database is decoded afresh. Bounded: the oldest entry goes when ``capacity``
+    are held."""
 
-    def __init__(self, capacity: int) -> None:
+    def __init__(self, capacity: int, decode: Callable[[R], T]) -> None:
         self._capacity = capacity
-        self._by_rid: dict[int, tuple[NodeRow, NodeRecord]] = {}
+        self._decode = decode
+        self._by_rid: OrderedDict[int, tuple[R, T]] = OrderedDict()
         self._lock = threading.Lock()  # readers decode on several threads
 
-    def node_of(self, row: NodeRow) -> NodeRecord:
-        found = self._by_rid.get(row[0])
+    def record_of(self, row: R) -> T:
+        rid = row[0]
+        found = self._by_rid.get(rid)
         if found is not None and found[0] == row:
             return found[1]
-        node = _decoded_node(row)
+        record = self._decode(row)
         with self._lock:
             by_rid = self._by_rid
-            by_rid.pop(row[0], None)
-            by_rid[row[0]] = (row, node)
+            by_rid.pop(rid, None)
+            by_rid[rid] = (row, record)  # the newest, last
             if len(by_rid) > self._capacity:
-                del by_rid[next(iter(by_rid))]
-        return node
-
-
-# Twice the largest subgraph page: the sessions a user has open stay decoded.
-DECODED_NODES = DecodedNodes(10_000)
+                by_rid.popitem(last=False)
+        return record
 
 
 def node_of(row: NodeRow) -> NodeRecord:
     """The record of a ``NODE_COLUMNS`` row (``rid`` first)."""
-    return DECODED_NODES.node_of(row)
+    return DECODED_NODES.record_of(row)
+
+
+def edge_of(row: EdgeRow) -> EdgeRecord:
+    """The record of an ``EDGE_COLUMNS`` row (``rid`` first)."""
+    return DECODED_EDGES.record_of(row)
 
 
 def _decoded_node(row: NodeRow) -> NodeRecord:
@@ -223,8 +231,8 @@ def _decoded_node(row: NodeRow) -> NodeRecord:
     return node
 
 
-def edge_of(row: EdgeRow) -> EdgeRecord:
-    edge_type, source, target, props = row
+def edge_from(edge_type: str, source: str, target: str, props: str) -> EdgeRecord:
+    """The record of an edge's column values (an ``edges`` or a ``parked`` row's)."""
     edge = _NEW(EdgeRecord)
     set_type, set_source, set_target, set_props = _SET_EDGE
     set_type(edge, _EDGE_TYPES[edge_type])
@@ -233,6 +241,16 @@ def edge_of(row: EdgeRow) -> EdgeRecord:
     # Most edges have no properties: one read-only empty mapping serves them all.
     set_props(edge, _NO_PROPS if props == "{}" else decode(props))
     return edge
+
+
+def _decoded_edge(row: EdgeRow) -> EdgeRecord:
+    return edge_from(*row[1:])
+
+
+# Twice the largest subgraph page (the sessions a user has open stay decoded), and as many
+# edges.
+DECODED_NODES: Final = Decoded(10_000, _decoded_node)
+DECODED_EDGES: Final = Decoded(10_000, _decoded_edge)
 
 
 def props_text(props: Mapping[str, Any]) -> str:

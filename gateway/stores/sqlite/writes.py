@@ -10,6 +10,7 @@ from gateway.stores.sqlite.schema import (
     EDGE_COLUMNS,
     NODE_COLUMNS,
     TAIL_VERSION,
+    edge_from,
     edge_of,
     node_of,
     node_values,
@@ -172,7 +173,7 @@ def take_parked(db: sqlite3.Connection, node_id: str) -> tuple[list[EdgeRecord],
         "DELETE FROM parked WHERE waiting_for = ? RETURNING rid, type, source, target, props",
         (node_id,),
     ).fetchall()
-    return [edge_of(row[1:]) for row in sorted(rows)], any_parked(db)
+    return [edge_from(*row[1:]) for row in sorted(rows)], any_parked(db)
 
 
 def any_parked(db: sqlite3.Connection) -> bool:

@@ -1,5 +1,5 @@
 """Rows to records: ``node_of`` and ``edge_of`` build the records the constructors build, and a
-node row read again unchanged is not decoded again (``DecodedNodes``)."""
+row read again unchanged is not decoded again (``Decoded``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,15 @@ from typing import Any
 
 import pytest
 
-from gateway.stores.sqlite.schema import DecodedNodes, edge_of, node_of, node_values, props_text
+from gateway.stores.sqlite.schema import (
+    Decoded,
+    _decoded_node,
+    edge_from,
+    edge_of,
+    node_of,
+    node_values,
+    props_text,
+)
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord
 
 
@@ -41,12 +49,13 @@ def test_an_edge_row_reads_back_as_the_record_written() -> None:
     valued = EdgeRecord(EdgeType.PRODUCES, "Task:a", "Code:c", {"nan": math.inf, "k": "v"})
 
     for written in (plain, valued):
-        read = edge_of(
-            (written.type.value, written.source, written.target, props_text(written.props))
-        )
+        columns = (written.type.value, written.source, written.target, props_text(written.props))
+        read = edge_of((1, *columns))  # the columns EDGE_COLUMNS reads, after ``rid``
 
         assert read == written
         assert type(read) is EdgeRecord
+        assert edge_from(*columns) == written
+        assert edge_of((1, *columns)) is read  # the same row again: the same record
 
 
 def _row(rid: int, content: str) -> tuple[Any, ...]:
@@ -55,31 +64,31 @@ def _row(rid: int, content: str) -> tuple[Any, ...]:
 
 
 def test_a_row_read_again_unchanged_is_not_decoded_again() -> None:
-    decoded = DecodedNodes(4)
+    decoded = Decoded(4, _decoded_node)
     row = _row(1, "alpha")
 
-    first = decoded.node_of(row)
-    again = decoded.node_of(tuple(list(row)))  # an equal row, as a new read gives it
+    first = decoded.record_of(row)
+    again = decoded.record_of(tuple(list(row)))  # an equal row, as a new read gives it
 
     assert again is first
 
 
 def test_a_changed_row_under_the_same_rid_is_decoded_afresh() -> None:
-    decoded = DecodedNodes(4)
-    decoded.node_of(_row(1, "alpha"))
+    decoded = Decoded(4, _decoded_node)
+    decoded.record_of(_row(1, "alpha"))
 
-    changed = decoded.node_of(_row(1, "beta"))
-    back = decoded.node_of(_row(1, "alpha"))
+    changed = decoded.record_of(_row(1, "beta"))
+    back = decoded.record_of(_row(1, "alpha"))
 
     assert changed.props == {"content": "beta"}
     assert back.props == {"content": "alpha"}
 
 
 def test_the_oldest_rows_go_past_the_capacity() -> None:
-    decoded = DecodedNodes(2)
-    first, second, third = (decoded.node_of(_row(rid, f"n{rid}")) for rid in (1, 2, 3))
+    decoded = Decoded(2, _decoded_node)
+    first, second, third = (decoded.record_of(_row(rid, f"n{rid}")) for rid in (1, 2, 3))
 
-    assert decoded.node_of(_row(3, "n3")) is third
-    assert decoded.node_of(_row(2, "n2")) is second
-    assert decoded.node_of(_row(1, "n1")) is not first  # dropped: decoded again
-    assert decoded.node_of(_row(1, "n1")) == first
+    assert decoded.record_of(_row(3, "n3")) is third
+    assert decoded.record_of(_row(2, "n2")) is second
+    assert decoded.record_of(_row(1, "n1")) is not first  # dropped: decoded again
+    assert decoded.record_of(_row(1, "n1")) == first
