@@ -7,6 +7,8 @@ relationship fields go through the request's DataLoaders.
 from __future__ import annotations
 
 import dataclasses
+import math
+from collections.abc import Callable
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar, Self
 
@@ -52,22 +54,66 @@ def json_properties(props: Mapping[str, Any]) -> JSON:
 def excerpt(record: NodeRecord) -> str:
     props = record.props
     for name in _EXCERPT_FIELDS[record.label]:
-        value = props.get(name)
+        value = stored_text(props.get(name))
         if value:
-            return str(value)[:EXCERPT_LENGTH]
+            return value[:EXCERPT_LENGTH]
     return record.label.value
 
 
-_PROPERTY_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+# A stored property as its typed field answers it. Stored values need not be what today's
+# mutations write (an imported graph, a Neo4j another tool wrote to, an older data directory):
+# one its type cannot hold is absent from the typed field (and as it is in ``properties``),
+# as a time no parser reads is (``stored_time``), rather than failing the read.
+_INT_RANGE = range(-(2**31), 2**31)  # a GraphQL ``Int``
+_LONGEST_INT = 10**100  # longer, a number is not written out as text (Python refuses 4,300 digits)
 
 
-def _property_fields(cls: type) -> tuple[tuple[str, bool], ...]:
-    """The label-specific property fields of a node type (``seq`` aside), each with whether
-    it holds a time, computed once per type."""
+def stored_text(value: Any) -> str | None:
+    """Text as it is; a number or a truth value as graphql-core writes it (``String``);
+    anything else (a list, an object, a non-finite number) absent."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and abs(value) < _LONGEST_INT:
+        return str(value)
+    if isinstance(value, float) and math.isfinite(value):
+        return str(value)
+    return None
+
+
+def stored_int(value: Any) -> int | None:
+    """A whole number a GraphQL ``Int`` holds (a float with no fraction included)."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        value = int(value)
+    return value if isinstance(value, int) and value in _INT_RANGE else None
+
+
+def stored_texts(value: Any) -> list[str] | None:
+    """A list of texts; a list holding anything else, or no list, absent."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return value
+    return None
+
+
+_READERS: dict[str, Callable[[Any], Any]] = {
+    "str | None": stored_text,
+    "int | None": stored_int,
+    "list[str] | None": stored_texts,
+    "datetime | None": stored_time,
+}
+_PROPERTY_FIELDS: dict[type, tuple[tuple[str, Callable[[Any], Any]], ...]] = {}
+
+
+def _property_fields(cls: type) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    """The label-specific property fields of a node type (``seq`` aside), each with how its
+    stored value is read (by the field's type), computed once per type."""
     names = _PROPERTY_FIELDS.get(cls)
     if names is None:
         names = _PROPERTY_FIELDS[cls] = tuple(
-            (field.name, field.name.endswith("_at"))
+            (field.name, _READERS[str(field.type)])
             for field in dataclasses.fields(cls)
             if field.init and field.name not in _BASE_FIELDS and field.name != "seq"
         )
@@ -75,8 +121,8 @@ def _property_fields(cls: type) -> tuple[tuple[str, bool], ...]:
 
 
 # What ``from_record`` fills besides the base fields, per type and attributes read:
-# (excerpt, properties, the label's properties with whether each holds a time, seq).
-_Conversion = tuple[bool, bool, tuple[tuple[str, bool], ...], bool]
+# (excerpt, properties, the label's properties with how each is read, seq).
+_Conversion = tuple[bool, bool, tuple[tuple[str, Callable[[Any], Any]], ...], bool]
 
 
 _CONVERSIONS: dict[tuple[type, Fields], _Conversion] = {}
@@ -139,9 +185,8 @@ class GraphNode:
             values["excerpt"] = excerpt(record)
         if with_properties:
             values["properties"] = json_properties(props)
-        for name, is_time in properties:
-            raw = props.get(name)
-            values[name] = stored_time(raw) if is_time else raw
+        for name, read in properties:
+            values[name] = read(props.get(name))
         if with_seq:
             values["seq"] = record.seq
         return node

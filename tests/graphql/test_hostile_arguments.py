@@ -198,6 +198,59 @@ async def test_a_bad_stored_time_reads_as_null_with_the_raw_text_in_properties(
     assert data["node"]["properties"]["finished_at"] == OLD_TIME
 
 
+# A property its typed field cannot hold (an imported graph, a Neo4j another tool wrote to):
+# the field answers what the type can hold of it, else null; ``properties`` the raw value.
+MISTYPED = {
+    "tool": ["a", "b"],  # a list where text is expected
+    "status": {"a": 1},  # an object
+    "language": 7.5,  # a number: written out as text, as String does
+    "exit_code": "zero",  # text where a whole number is expected
+    "started_at": 12,  # a number where a time is expected
+    "code_hash": 2**40,  # a number: written out as text
+    "stdout_hash": True,  # a truth value: as String writes it
+}
+TYPED = {
+    "tool": None,
+    "status": None,
+    "language": "7.5",
+    "exitCode": None,
+    "startedAt": None,
+    "codeHash": "1099511627776",
+    "stdoutHash": "true",
+}
+CODE = "... on Code { tool status language exitCode startedAt codeHash stdoutHash }"
+MISTYPED_READS = {
+    "node": f'{{ node(nodeId: "Code:e1") {{ ... on GraphNode {{ excerpt }} {CODE} }} }}',
+    "subgraph": f'{{ subgraph(sessionId: "s1", fold: false) {{ ... on Subgraph {{ nodes {{ id '
+    f"{CODE} }} }} }} }}",
+    "types": f"{{ nodesByType(labels: [CODE]) {{ ... on NodeList {{ nodes {{ {CODE} }} }} }} }}",
+}
+
+
+@pytest.mark.parametrize("read", list(MISTYPED_READS))
+async def test_a_stored_property_its_field_cannot_hold_answers_null_not_an_error(
+    gql: GraphQLClient, store: GraphStore, read: str
+) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e1")
+    (code,) = await store.get_nodes([node_id(Label.CODE, "e1")])
+    assert code is not None
+    async with store.transaction("s1") as tx:
+        await tx.put_node(dataclasses.replace(code, props={**code.props, **MISTYPED}))
+
+    result = await gql.raw(MISTYPED_READS[read])
+
+    assert result.errors is None, result.errors
+    (answered,) = [n for n in _listed(result.data) if n.get("tool", 0) != 0]
+    assert {name: answered[name] for name in TYPED} == TYPED
+
+
+def _listed(data: Any) -> list[dict[str, Any]]:
+    value: dict[str, Any] = next(iter(data.values()))
+    listed: list[dict[str, Any]] = value.get("nodes", [value])
+    return listed
+
+
 async def test_a_session_id_holding_the_paper_id_separator_is_refused(gql: GraphQLClient) -> None:
     answer = await b.first_message(gql, "p|urn:q")
     listed = await gql.execute(
