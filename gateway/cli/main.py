@@ -27,7 +27,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SettingsError as exc:
         print(f"science-memory: {exc}", file=sys.stderr)
         return 2
-    code: int = args.handler(args, settings)
+    try:
+        code: int = args.handler(args, settings)
+    except Exception as exc:
+        # A store another process holds, or one that cannot be read: one line, not a trace.
+        from gateway.runtime.state import STARTUP_ERRORS
+        from resolvers.errors import StoreUnavailableError
+
+        if not isinstance(exc, (*STARTUP_ERRORS, StoreUnavailableError)):
+            raise
+        print(f"science-memory: {exc}", file=sys.stderr)
+        return 1
     return code
 
 

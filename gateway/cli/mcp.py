@@ -37,11 +37,12 @@ def mcp_command(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.mcp.tools import Role
     from gateway.observability.logs import configure_logging
     from gateway.stores.file.log import StoreLockedError
+    from gateway.stores.file.memory import MemoryStoreLockedError
 
     configure_logging(settings)  # logs go to stderr: stdout carries the protocol
     try:
         asyncio.run(serve_stdio(settings, Role(args.role)))
-    except StoreLockedError as exc:
+    except (StoreLockedError, MemoryStoreLockedError) as exc:
         print(
             f"science-memory: {exc}; while a gateway serves this data directory, point the MCP "
             f"client at its /mcp endpoint (http://{settings.host}:{settings.port}/mcp)",

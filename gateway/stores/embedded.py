@@ -22,6 +22,7 @@ from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
 from gateway.stores.sqlite.store import READERS, SqliteStore
 from resolvers.errors import InvalidInputError
+from resolvers.records import Label, node_id
 from resolvers.validate import check_unicode
 from resolvers.values import check_finite, finite_json
 
@@ -109,6 +110,7 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
         graph = MemoryGraph()
         strings: dict[str, str] = {}
         edges: list[tuple[int, str, str]] = []  # line, source, target
+        line_of: dict[tuple[str, str, str], int] = {}  # an edge's first line
         with source.open("rb") as file:
             for number, line in enumerate(file, 1):
                 if not line.strip():
@@ -126,13 +128,18 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                     ) from exc
                 if op["op"] == "e":
                     edges.append((number, op["source"], op["target"]))
+                    line_of.setdefault((op["type"], op["source"], op["target"]), number)
         for number, *ends in edges:
             missing = [end for end in ends if end not in graph.nodes]
             if missing:
                 raise ValueError(
                     f"{source}, line {number}: an edge to {missing[0]!r}, which no line defines"
                 )
+        for node in graph.nodes.values():  # a session's next step comes after every one here
+            graph.seq[node.session_id] = max(graph.seq.get(node.session_id, 0), node.seq)
         captured = capture(graph)
+        # In the order of the lines, as exported (newest last): edges are listed by it.
+        captured.edges.sort(key=lambda edge: line_of[edge.type.value, edge.source, edge.target])
         directory.mkdir(parents=True, exist_ok=True)
         build_database(directory, captured, fsync=fsync, origin="json-lines")
         return captured.record_count()
@@ -160,6 +167,10 @@ def _check_record(op: dict[str, Any]) -> None:
         _check_value(name, value, 1)
     kind = op.get("op")
     if kind == "n":
+        label = Label(op["label"])
+        if op["id"] != node_id(label, op["key"], op["session"]):
+            expected = node_id(label, op["key"], op["session"])
+            raise ValueError(f"'id' {op['id']!r} is not {expected!r}, its label's and key's")
         created = datetime.fromisoformat(op["created"])
         if created.utcoffset() is None:
             raise ValueError(f"'created' {op['created']!r} has no UTC offset")

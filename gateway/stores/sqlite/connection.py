@@ -59,6 +59,9 @@ class Worker:
         self._undone = 0
         self._undone_lock = threading.Lock()
         self._connection: sqlite3.Connection | None = None
+        # What a statement's error means to the caller (the store's: a damaged file is a
+        # state of the store, not a bug); the error itself when not set or not known there.
+        self.fault: Callable[[sqlite3.DatabaseError], Exception] | None = None
 
     async def start(self) -> None:
         await self.run_raw(self._connect)
@@ -79,7 +82,13 @@ class Worker:
 
     def call(self, function: Callable[..., T], *args: Any) -> T:
         """``function(connection, *args)`` here, on the event loop."""
-        return function(self.connection, *args)
+        try:
+            return function(self.connection, *args)
+        except sqlite3.DatabaseError as exc:
+            meant = self._meaning(exc)
+            if meant is exc:
+                raise
+            raise meant from exc
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """``function(connection, *args)`` on the connection's thread."""
@@ -104,8 +113,16 @@ class Worker:
             except asyncio.CancelledError:
                 job.abandoned = True
                 raise
+        except sqlite3.DatabaseError as exc:
+            meant = self._meaning(exc)
+            if meant is exc:
+                raise
+            raise meant from exc
         finally:
             self.in_hand -= 1
+
+    def _meaning(self, exc: sqlite3.DatabaseError) -> Exception:
+        return exc if self.fault is None else self.fault(exc)
 
     def _submit(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """What ``loop.run_in_executor`` does, counting the job until it is done."""

@@ -641,7 +641,9 @@ def capture(db: sqlite3.Connection) -> Captured:
     db.execute("BEGIN")
     try:
         nodes = [node_of(row) for row in db.execute(f"{_NODE} ORDER BY rid")]
-        edges = [edge_of(row) for row in db.execute(f"SELECT {EDGE_COLUMNS} FROM edges")]
+        edges = [
+            edge_of(row) for row in db.execute(f"SELECT {EDGE_COLUMNS} FROM edges ORDER BY rid")
+        ]
         seq = dict(db.execute("SELECT session, value FROM seqs"))
         parked = [
             (row[0], edge_from(*row[1:]))

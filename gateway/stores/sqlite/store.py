@@ -94,6 +94,17 @@ MERGE_ROWS = 50_000
 # write waits.
 IDLE_SECONDS = 0.5
 
+# SQLite's primary result codes for a database file it cannot read as one, and for a lock
+# held by another process (a SQLite shell, a backup tool) past the busy timeout.
+_DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+_HELD = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
+# How long a write waits for another process's lock, and how often it looks again.
+BUSY_SECONDS = 5.0
+BUSY_RETRY_SECONDS = 0.05
+HELD_BY_ANOTHER_PROCESS = (
+    "another process holds the database's write lock (a SQLite shell or a backup tool?); "
+    "writes go on once it lets go"
+)
 _SQLITE_FAULTS = {
     sqlite3.SQLITE_FULL: errno.ENOSPC,
     sqlite3.SQLITE_IOERR: errno.EIO,
@@ -101,6 +112,28 @@ _SQLITE_FAULTS = {
     sqlite3.SQLITE_CANTOPEN: errno.ENOENT,
     sqlite3.SQLITE_PERM: errno.EACCES,
 }
+
+
+def _result_code(exc: sqlite3.Error) -> int:
+    return int(getattr(exc, "sqlite_errorcode", 0)) & 0xFF
+
+
+def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> DatabaseFileError:
+    """Why the database at ``path`` could not be opened, and what to do."""
+    if _result_code(exc) in _HELD:
+        problem, advice = HELD_BY_ANOTHER_PROCESS.split(";")[0], "stop it and start again"
+    else:
+        problem = f"SQLite cannot read it as a database ({exc})"
+        advice = (
+            "restore it from a backup, or move it aside to start with an empty graph "
+            "(`science-memory import-graph` rebuilds one from an export)"
+        )
+    return DatabaseFileError(f"{path}: {problem}; {advice}")
+
+
+class DatabaseFileError(Exception):
+    """The database file cannot be opened as one (damaged, not a database, unreadable): the
+    message names the file, what SQLite said and what to do."""
 
 
 class SqliteStore(Reads):
@@ -142,6 +175,7 @@ class SqliteStore(Reads):
         self._adopting: asyncio.Future[None] | None = None
         self._closed = False
         self._write_failure: str | None = None
+        self._damaged: str | None = None  # why the database file cannot be read, once found
         self._file = os.stat(directory / DATABASE_NAME)  # the database file the writer opened
         self._watch = DirectoryWatch(directory, self._still_there)
         self._watching: asyncio.Task[None] | None = None
@@ -178,6 +212,7 @@ class SqliteStore(Reads):
                     # page (~8% of the event loop's time at 1M nodes). In memory it is
                     # bounded by one transaction's pages and gone at its release.
                     "temp_store": "MEMORY",
+                    "busy_timeout": 0,  # a lock another process holds: ``_open_group``
                 },
             )
             await writer.start()
@@ -202,10 +237,15 @@ class SqliteStore(Reads):
                 pragmas={"synchronous": synchronous, "cache_size": -1024, "query_only": 1},
             )
             await checkpointer.start()
+        except sqlite3.DatabaseError as exc:
+            lock.release()
+            raise _unreadable(path, exc) from None  # the start stops with one line: why
         except BaseException:
             lock.release()
             raise
         store = cls(directory, lock, writer, pool, point, checkpointer, tail, tail_rows)
+        for worker in (*pool.workers, point):
+            worker.fault = store._fault
         store._parked.maybe = writer.call(any_parked)
         store._watching = asyncio.create_task(store._watch.run())
         return store
@@ -225,6 +265,10 @@ class SqliteStore(Reads):
         all, and nothing of any of them is kept."""
         if self._closed:
             raise StoreUnavailableError(Backend.FILE.value, detail="The store is closed.")
+        if self._damaged is not None:  # writing on would spread the damage
+            raise StoreWriteError(
+                f"The write was refused: {self._damaged}.", backend=Backend.FILE.value
+            )
         self._queued += 1
         try:
             await self._write_lock.acquire()
@@ -236,7 +280,7 @@ class SqliteStore(Reads):
         finally:
             self._queued -= 1
         try:
-            group = self._open_group()
+            group = await self._open_group()
         except BaseException:
             self._write_lock.release()
             raise
@@ -251,7 +295,7 @@ class SqliteStore(Reads):
                 self._tail.undo(tx.changes)
                 if not _undo_savepoint(db):
                     group.lost = exc
-                if isinstance(exc, sqlite3.OperationalError):
+                if isinstance(exc, sqlite3.DatabaseError):
                     raise self._write_error(exc) from exc
                 raise
             db.execute("RELEASE tx")
@@ -269,14 +313,21 @@ class SqliteStore(Reads):
             return
         self._hand_over(self._group)
 
-    def _open_group(self) -> _Group:
+    async def _open_group(self) -> _Group:
         if self._group is None:
-            try:
-                self._writer.call(_begin)
-            except sqlite3.OperationalError as exc:
-                raise self._write_error(exc) from exc
-            future = asyncio.get_running_loop().create_future()
-            self._group = _Group(future, self._tail.committed + 1)
+            loop = asyncio.get_running_loop()
+            waited_until = loop.time() + BUSY_SECONDS
+            while True:
+                try:
+                    self._writer.call(_begin)
+                    break
+                except sqlite3.DatabaseError as exc:
+                    # The writer does not wait for a lock itself (``busy_timeout`` 0): another
+                    # process's lock is waited for here, the event loop serving meanwhile.
+                    if _result_code(exc) not in _HELD or loop.time() >= waited_until:
+                        raise self._write_error(exc) from exc
+                await asyncio.sleep(BUSY_RETRY_SECONDS)
+            self._group = _Group(loop.create_future(), self._tail.committed + 1)
         return self._group
 
     def _hand_over(self, group: _Group) -> None:
@@ -313,7 +364,7 @@ class SqliteStore(Reads):
             version = group.version if group.changes else None
             try:
                 await self._writer.run(_commit_sql, version)
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:
                 await self._writer.run(_rollback)
                 raise self._write_error(exc) from exc
             if not await self._writer.run_raw(self._still_there):
@@ -361,7 +412,7 @@ class SqliteStore(Reads):
             await self._writer.run(_merge_sql, moved, rids, version)
         except BaseException as exc:
             self._tail.undo(changes)
-            if isinstance(exc, sqlite3.OperationalError):
+            if isinstance(exc, sqlite3.DatabaseError):
                 logger.warning("could not merge the search index's tail: %s", exc)
                 self._write_error(exc)
                 return False
@@ -414,7 +465,7 @@ class SqliteStore(Reads):
         elif frames >= WAL_CHECKPOINT_PAGES and left:
             try:
                 await self._writer.run(_checkpoint_sql)
-            except sqlite3.OperationalError as exc:
+            except sqlite3.DatabaseError as exc:
                 logger.warning("could not checkpoint the write-ahead log: %s", exc)
                 self._write_error(exc)
 
@@ -425,18 +476,29 @@ class SqliteStore(Reads):
         WAL)."""
         try:
             await self._checkpointer.run(_checkpoint_sql)
-        except sqlite3.OperationalError as exc:
+        except sqlite3.DatabaseError as exc:
             logger.warning("could not checkpoint the write-ahead log: %s", exc)
             self._write_error(exc)
         finally:
             self._checkpointing = None
 
     def _write_error(self, exc: sqlite3.Error) -> Exception:
-        """``StoreWriteError`` for a fault of the disk; ``exc`` itself for anything else."""
-        code = _SQLITE_FAULTS.get(getattr(exc, "sqlite_errorcode", 0) & 0xFF)
-        if code is None:
-            return exc
-        self._write_failure = disk_fault(code)
+        """``StoreWriteError`` for a fault of the disk, a damaged file or a write lock another
+        process holds; ``exc`` itself for anything else."""
+        result = _result_code(exc)
+        if result in _DAMAGED:
+            self._damage(exc)
+            return StoreWriteError(
+                f"The write was refused: {self._damaged}; nothing of it was kept.",
+                backend=Backend.FILE.value,
+            )
+        if result in _HELD:
+            self._write_failure = HELD_BY_ANOTHER_PROCESS
+        else:
+            code = _SQLITE_FAULTS.get(result)
+            if code is None:
+                return exc
+            self._write_failure = disk_fault(code)
         return StoreWriteError(
             f"The write could not be made durable: {self._write_failure}; nothing of it was kept.",
             backend=Backend.FILE.value,
@@ -451,8 +513,32 @@ class SqliteStore(Reads):
 
     async def ping(self) -> None:
         """Raise ``StoreUnavailableError`` while writes cannot be made durable (the last one
-        failed, or the directory is gone, read-only or on a full disk)."""
-        check_durable(closed=self._closed, problem=self._watch.problem or self._write_failure)
+        failed, or the directory is gone, read-only or on a full disk) or once the database
+        file was found damaged."""
+        check_durable(
+            closed=self._closed,
+            problem=self._damaged or self._watch.problem or self._write_failure,
+        )
+
+    def _fault(self, exc: sqlite3.DatabaseError) -> Exception:
+        """What a read's error means (``Worker.fault``): a damaged file makes the store
+        unreachable (``MemoryGraphUnreachable``), anything else stays the error it is."""
+        if _result_code(exc) not in _DAMAGED:
+            return exc
+        self._damage(exc)
+        return StoreUnavailableError(Backend.FILE.value, detail=f"Reads failed: {self._damaged}.")
+
+    def _damage(self, exc: sqlite3.Error) -> None:
+        """Note that the database file is damaged: reads that meet a damaged page fail, writes
+        are refused until a restart, and the health check says why and what to do."""
+        if self._damaged is None:
+            path = self.directory / DATABASE_NAME
+            self._damaged = (
+                f"the database file {path} is damaged ({exc}); `science-memory export-graph` "
+                "saves what can still be read, then restore a backup or import the export "
+                "into a new data directory"
+            )
+            logger.error("%s", self._damaged)
 
     @asynccontextmanager
     async def consistent_view(self) -> AsyncIterator[GraphReader]:

@@ -88,6 +88,12 @@ def node_line(node_id: str, *, created: str = CREATED, seq: Any = 0, props: Any 
             "line 1: .*nested",
         ),
         (['{"op": "n", "props": ' + "[" * 5000 + "]" * 5000 + "}"], "line 1: .*Recursion"),
+        # A node no id would find: its id is not its label's and key's.
+        (
+            [node_line("Code:c").replace('"key": "c"', '"key": "other"')],
+            "line 1: .*'id' 'Code:c' is not 'Code:other'",
+        ),
+        ([node_line("Paper:https://x")], r"line 1: .*'id' 'Paper:https://x' is not 'Paper:s1\|"),
         # An edge whose end no line defines, in either order.
         (
             [
@@ -108,6 +114,34 @@ async def test_a_record_no_read_could_take_is_named_and_nothing_is_built(
         await import_graph(tmp_path / "graph", source)
 
     assert not any(path.name.startswith("graph.sqlite3") for path in (tmp_path / "graph").iterdir())
+
+
+async def test_an_import_keeps_the_edges_in_line_order_and_counts_on_past_every_step(
+    tmp_path: Path,
+) -> None:
+    steps = [node_line(f"ToolCall:subtask:e{n}", seq=n) for n in (1, 2, 3)]
+    codes = [node_line(f"Code:e{n}") for n in (1, 2, 3)]
+    edges = [
+        ("produces", "ToolCall:subtask:e2", "Code:e2"),
+        ("next", "ToolCall:subtask:e1", "ToolCall:subtask:e2"),
+        ("produces", "ToolCall:subtask:e1", "Code:e1"),
+        ("next", "ToolCall:subtask:e2", "ToolCall:subtask:e3"),
+        ("produces", "ToolCall:subtask:e3", "Code:e3"),
+    ]
+    edge_lines = [
+        json.dumps({"op": "e", "type": kind, "source": a, "target": b, "props": {}})
+        for kind, a, b in edges
+    ]
+    source = tmp_path / "graph.jsonl"
+    source.write_text("\n".join([*steps, *codes, *edge_lines]) + "\n")  # no counter line
+
+    await import_graph(tmp_path / "graph", source)
+    store = await SqliteStore.open(tmp_path / "graph")
+    found = await capture_embedded(store)
+    await store.aclose()
+
+    assert [(e.type.value, e.source, e.target) for e in found.edges] == edges
+    assert found.seq == {"s1": 3}
 
 
 async def test_a_database_build_that_fails_leaves_no_partial_file(tmp_path: Path) -> None:

@@ -1,0 +1,140 @@
+"""A database file SQLite cannot read, or a lock another process holds, is a state of the store
+with a reason, never an unexpected error: the start stops with one line naming the file and
+what to do; a damaged page met by a read makes that read ``StoreUnavailableError`` (the API's
+``MemoryGraphUnreachable``), the health check degraded and writes refused until a restart; a
+write lock held by another process (a SQLite shell, a backup tool) is waited for with the event
+loop serving, then refused as ``StoreWriteError``, and writes go on once it is let go."""
+
+from __future__ import annotations
+
+import asyncio
+import sqlite3
+from typing import TYPE_CHECKING
+
+import pytest
+
+from gateway.cli.main import main
+from gateway.stores.sqlite import store as store_module
+from gateway.stores.sqlite.migrate import DATABASE_NAME
+from gateway.stores.sqlite.store import DatabaseFileError, SqliteStore
+from resolvers.errors import StoreUnavailableError, StoreWriteError
+from tests.stores.sqlite.test_sqlite_store import GOAL, call_id, executions, goal
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+PAGE = 4096
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        pytest.param(lambda path: path.write_bytes(b"not a database at all " * 400), id="garbage"),
+        pytest.param(
+            lambda path: path.write_bytes(path.read_bytes()[: 3 * PAGE // 2]), id="truncated"
+        ),
+    ],
+)
+async def test_a_file_sqlite_cannot_read_stops_the_start_naming_it(
+    tmp_path: Path, damage: object
+) -> None:
+    store = await SqliteStore.open(tmp_path)
+    await goal(store)
+    await executions(store, 1, 2)
+    await store.aclose()
+    damage(tmp_path / DATABASE_NAME)  # type: ignore[operator]
+
+    with pytest.raises(DatabaseFileError) as raised:
+        await SqliteStore.open(tmp_path)
+
+    message = str(raised.value)
+    assert str(tmp_path / DATABASE_NAME) in message
+    assert "restore it from a backup" in message
+    again = await SqliteStore.open(tmp_path / "elsewhere")  # the lock was let go of
+    await again.aclose()
+
+
+def _damage_the_nodes_table(path: Path) -> None:
+    """Overwrite the first leaf of the ``nodes`` table (the oldest rows) with garbage."""
+    with sqlite3.connect(path) as db:
+        pages = [
+            page
+            for (page,) in db.execute(
+                "SELECT pageno FROM dbstat WHERE name = 'nodes' AND pagetype = 'leaf'"
+            )
+        ]
+    assert len(pages) > 2, "the table has leaves"
+    with path.open("r+b") as file:
+        file.seek((min(pages) - 1) * PAGE)
+        file.write(b"\xa5" * PAGE)
+
+
+async def test_a_damaged_page_is_unreachable_degraded_and_refuses_writes(tmp_path: Path) -> None:
+    store = await SqliteStore.open(tmp_path)
+    await goal(store)
+    await executions(store, *range(1, 40))
+    await store.merge_search_tail()  # an open reads the nodes not merged yet
+    await store.aclose()
+    _damage_the_nodes_table(tmp_path / DATABASE_NAME)
+    store = await SqliteStore.open(tmp_path)
+    try:
+        await store.ping()  # nothing read yet: nothing known
+
+        with pytest.raises(StoreUnavailableError, match="is damaged"):
+            await store.list_nodes(session_id="s1", limit=100)
+        with pytest.raises(StoreUnavailableError, match="science-memory export-graph"):
+            await store.ping()
+        with pytest.raises(StoreWriteError, match="is damaged"):
+            await executions(store, 100)
+    finally:
+        await store.aclose()
+
+
+async def test_a_lock_another_process_holds_is_waited_for_then_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(store_module, "BUSY_SECONDS", 0.4)
+    store = await SqliteStore.open(tmp_path)
+    await goal(store)
+    other = sqlite3.connect(tmp_path / DATABASE_NAME, isolation_level=None)
+    try:
+        other.execute("BEGIN IMMEDIATE")  # what a SQLite shell's write would hold
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        write = asyncio.create_task(executions(store, 1))
+        await asyncio.sleep(0.1)
+        (found,) = await store.get_nodes([GOAL])  # the event loop serves meanwhile
+        served = loop.time() - started
+
+        with pytest.raises(StoreWriteError, match="another process holds"):
+            await write
+        with pytest.raises(StoreUnavailableError, match="another process holds"):
+            await store.ping()
+        other.execute("ROLLBACK")
+        await executions(store, 2)
+        await store.ping()
+
+        assert found is not None
+        assert served < 0.3
+        assert await store.get_nodes([call_id("e1"), call_id("e2")]) == [
+            None,
+            *(await store.get_nodes([call_id("e2")])),
+        ]
+    finally:
+        other.close()
+        await store.aclose()
+
+
+def test_a_command_on_a_file_sqlite_cannot_read_says_so_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    database = tmp_path / "graph" / DATABASE_NAME
+    database.parent.mkdir()
+    database.write_bytes(b"not a database at all " * 400)
+    monkeypatch.setenv("SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR", str(tmp_path))
+
+    code = main(["export-graph", "--output", str(tmp_path / "out.jsonl")])
+
+    (line,) = capsys.readouterr().err.splitlines()
+    assert code == 1
+    assert line.startswith(f"science-memory: {database}: SQLite cannot read it")
