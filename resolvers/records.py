@@ -111,7 +111,9 @@ def artifact_key(artifact_id: str, version: int) -> str:
     return f"{artifact_id}#v{version}"
 
 
-@dataclass(frozen=True, slots=True)
+# ``weakref_slot``: what is made of a record can be kept for as long as the record lives
+# (``gateway.schema.identity``).
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class NodeRecord:
     """One stored node.
 
@@ -149,7 +151,7 @@ class NodeRecord:
         )
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class EdgeRecord:
     """One directed edge; ``(type, source, target)`` is unique. Endpoints are global ids."""
 

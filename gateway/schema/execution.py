@@ -321,7 +321,7 @@ class LeanExecution(BudgetedExecution):
                     self._completed.put(item, plans, values)
         except Exception:
             return _LONG
-        return dict(values)  # the kept one stays as it is, whatever is done with the answer
+        return values
 
     def _plain_object(
         self,

@@ -9,6 +9,7 @@ read, so there everything is made each time and only the answers are compared.
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import TYPE_CHECKING, Any
 
@@ -106,9 +107,18 @@ async def test_each_selection_answers_as_if_asked_first(
     assert '"status": "running"' in answers[1]
 
 
+class _Source:
+    """An object a cache may hold weakly, equal to any other."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _Source)
+
+    __hash__ = object.__hash__
+
+
 def test_a_value_is_given_only_for_its_very_object_and_key() -> None:
     kept: IdentityCache[str] = IdentityCache(2)
-    source, twin = [1, 2], [1, 2]  # equal, not the same object
+    source, twin = _Source(), _Source()  # equal, not the same object
     key = frozenset({"id"})
 
     kept.put(source, key, "made")
@@ -122,17 +132,31 @@ def test_a_value_is_given_only_for_its_very_object_and_key() -> None:
 
 def test_the_oldest_entry_goes_past_the_capacity() -> None:
     kept: IdentityCache[int] = IdentityCache(2)
-    first, second, third = object(), object(), object()
+    first, second, third = _Source(), _Source(), _Source()
     for value, source in enumerate((first, second, third)):
         kept.put(source, None, value)
 
     assert len(kept) == 2
     assert kept.get(first, None) is None
     assert (kept.get(second, None), kept.get(third, None)) == (1, 2)
-    kept.put(second, None, 5)  # made again: the newest now
-    kept.put(first, None, 6)
-    assert kept.get(third, None) is None
-    assert kept.get(second, None) == 5
+    kept.put(second, "other", 5)  # another key of a source held: held with it
+    assert (kept.get(second, None), kept.get(second, "other")) == (1, 5)
+    kept.put(first, None, 6)  # the oldest source goes, with all its keys
+    assert kept.get(second, "other") is None
+    assert (kept.get(third, None), kept.get(first, None)) == (2, 6)
+
+
+def test_an_entry_goes_with_its_source() -> None:
+    kept: IdentityCache[str] = IdentityCache(10)
+    lasting, passing = _Source(), _Source()
+    kept.put(lasting, None, "kept")
+    kept.put(passing, None, "gone")
+
+    del passing
+    gc.collect()
+
+    assert len(kept) == 1
+    assert kept.get(lasting, None) == "kept"
 
 
 def _node(data: dict[str, Any], node_id: str) -> dict[str, Any]:
