@@ -176,6 +176,7 @@ class SqliteStore(Reads):
         self._closed = False
         self._write_failure: str | None = None
         self._damaged: str | None = None  # why the database file cannot be read, once found
+        self._held_since: float | None = None  # when a write first met another process's lock
         self._file = os.stat(directory / DATABASE_NAME)  # the database file the writer opened
         self._watch = DirectoryWatch(directory, self._still_there)
         self._watching: asyncio.Task[None] | None = None
@@ -316,17 +317,23 @@ class SqliteStore(Reads):
     async def _open_group(self) -> _Group:
         if self._group is None:
             loop = asyncio.get_running_loop()
-            waited_until = loop.time() + BUSY_SECONDS
             while True:
                 try:
                     self._writer.call(_begin)
                     break
                 except sqlite3.DatabaseError as exc:
                     # The writer does not wait for a lock itself (``busy_timeout`` 0): another
-                    # process's lock is waited for here, the event loop serving meanwhile.
-                    if _result_code(exc) not in _HELD or loop.time() >= waited_until:
+                    # process's lock is waited for here, the event loop serving meanwhile, up
+                    # to ``BUSY_SECONDS`` since it was first met, whichever write meets it
+                    # (the writes queued behind a refused one are refused at once).
+                    if _result_code(exc) not in _HELD:
+                        raise self._write_error(exc) from exc
+                    if self._held_since is None:
+                        self._held_since = loop.time()
+                    if loop.time() >= self._held_since + BUSY_SECONDS:
                         raise self._write_error(exc) from exc
                 await asyncio.sleep(BUSY_RETRY_SECONDS)
+            self._held_since = None
             self._group = _Group(loop.create_future(), self._tail.committed + 1)
         return self._group
 
@@ -534,9 +541,9 @@ class SqliteStore(Reads):
         if self._damaged is None:
             path = self.directory / DATABASE_NAME
             self._damaged = (
-                f"the database file {path} is damaged ({exc}); `science-memory export-graph` "
-                "saves what can still be read, then restore a backup or import the export "
-                "into a new data directory"
+                f"the database file {path} is damaged ({exc}); restore it from a backup "
+                "(`science-memory export-graph` copies the graph out only while every table "
+                "it reads can still be read)"
             )
             logger.error("%s", self._damaged)
 

@@ -82,7 +82,7 @@ async def test_a_damaged_page_is_unreachable_degraded_and_refuses_writes(tmp_pat
 
         with pytest.raises(StoreUnavailableError, match="is damaged"):
             await store.list_nodes(session_id="s1", limit=100)
-        with pytest.raises(StoreUnavailableError, match="science-memory export-graph"):
+        with pytest.raises(StoreUnavailableError, match="restore it from a backup"):
             await store.ping()
         with pytest.raises(StoreWriteError, match="is damaged"):
             await executions(store, 100)
@@ -110,12 +110,17 @@ async def test_a_lock_another_process_holds_is_waited_for_then_refused(
             await write
         with pytest.raises(StoreUnavailableError, match="another process holds"):
             await store.ping()
+        refused_at = loop.time()
+        with pytest.raises(StoreWriteError, match="another process holds"):
+            await executions(store, 3)  # the lock still held: refused at once, not waited for
+        refused_again = loop.time() - refused_at
         other.execute("ROLLBACK")
         await executions(store, 2)
         await store.ping()
 
         assert found is not None
         assert served < 0.3
+        assert refused_again < 0.2
         assert await store.get_nodes([call_id("e1"), call_id("e2")]) == [
             None,
             *(await store.get_nodes([call_id("e2")])),
