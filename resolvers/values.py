@@ -21,6 +21,8 @@ from typing import Any
 from resolvers.errors import InvalidInputError
 
 NOT_FINITE = "must be a finite number (JSON has no NaN or Infinity)"
+# What a GraphQL ``Int`` holds (32 bits): the whole numbers a typed field answers.
+GRAPHQL_INT = range(-(2**31), 2**31)
 
 
 def non_finite_at(value: Any, path: str = "") -> str | None:

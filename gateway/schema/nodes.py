@@ -22,6 +22,7 @@ from gateway.schema.enums import EdgeType, NodeLabel
 from gateway.schema.identity import IdentityCache
 from resolvers import records
 from resolvers.records import Direction, EdgeRecord, Label, NodeRecord, stored_time
+from resolvers.values import GRAPHQL_INT
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -64,7 +65,6 @@ def excerpt(record: NodeRecord) -> str:
 # mutations write (an imported graph, a Neo4j another tool wrote to, an older data directory):
 # one its type cannot hold is absent from the typed field (and as it is in ``properties``),
 # as a time no parser reads is (``stored_time``), rather than failing the read.
-_INT_RANGE = range(-(2**31), 2**31)  # a GraphQL ``Int``
 _LONGEST_INT = 10**100  # longer, a number is not written out as text (Python refuses 4,300 digits)
 
 
@@ -88,7 +88,7 @@ def stored_int(value: Any) -> int | None:
         return None
     if isinstance(value, float) and math.isfinite(value) and value.is_integer():
         value = int(value)
-    return value if isinstance(value, int) and value in _INT_RANGE else None
+    return value if isinstance(value, int) and value in GRAPHQL_INT else None
 
 
 def stored_texts(value: Any) -> list[str] | None:

@@ -24,7 +24,7 @@ from gateway.stores.sqlite.store import READERS, SqliteStore
 from resolvers.errors import InvalidInputError
 from resolvers.records import Label, node_id
 from resolvers.validate import check_unicode
-from resolvers.values import check_finite, finite_json
+from resolvers.values import GRAPHQL_INT, check_finite, finite_json
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -151,9 +151,6 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
         lock.release()
 
 
-# What the API writes and reads back as a GraphQL ``Int`` (32-bit): every integer of a record
-# stays within it, so a value no mutation could have written cannot fail a later read.
-_INT_RANGE = range(-(2**31), 2**31)
 # Deeper than any property the API writes (its lists hold texts): beyond, a value is refused.
 _MAX_NESTING = 32
 
@@ -179,11 +176,13 @@ def _check_record(op: dict[str, Any]) -> None:
         _check_int("value", op["value"], lowest=0)
 
 
-def _check_int(name: str, value: Any, *, lowest: int = _INT_RANGE.start) -> None:
+def _check_int(name: str, value: Any, *, lowest: int = GRAPHQL_INT.start) -> None:
+    """What the API writes and reads back as a GraphQL ``Int``: every integer of a record stays
+    within it, so a value no mutation could have written cannot fail a later read."""
     if type(value) is not int:
         raise ValueError(f"{name!r} must be an integer, not {type(value).__name__}")
-    if not lowest <= value < _INT_RANGE.stop:
-        raise ValueError(f"{name!r} is {value}, outside {lowest}..{_INT_RANGE.stop - 1}")
+    if not lowest <= value < GRAPHQL_INT.stop:
+        raise ValueError(f"{name!r} is {value}, outside {lowest}..{GRAPHQL_INT.stop - 1}")
 
 
 def _check_value(name: str, value: Any, depth: int) -> None:
