@@ -63,6 +63,7 @@ if TYPE_CHECKING:
 
     from starlette.requests import Request
     from starlette.responses import Response
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
     from starlette.websockets import WebSocket
     from strawberry.types.unset import UnsetType
 
@@ -180,6 +181,7 @@ def create_app(
             app.state.runtime = await Runtime.start(settings)
         except STARTUP_ERRORS as exc:
             logger.critical("cannot start: %s", exc)
+            app.state.start_refused = True  # said in that line: ``StartRefusal``
             # The message says it all: the server's own frames would only bury it.
             raise exc.with_traceback(None) from None
         if started is not None:
@@ -211,6 +213,7 @@ def create_app(
             *explorer.routes(),
         ],
         middleware=[
+            Middleware(StartRefusal),
             *cors_middleware(settings),
             Middleware(RequestIdMiddleware),
             Middleware(AuthenticationMiddleware, backend=TokenAuthentication(access)),
@@ -218,6 +221,28 @@ def create_app(
         lifespan=lifespan,
     )
     return app
+
+
+class StartRefusal:
+    """A start the lifespan refused for a reason it logged in one line (``cannot start: …``)
+    is reported to the server without Starlette's traceback of it: uvicorn would log that
+    traceback, gateway frames and all, under the line that already says what to do."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "lifespan":
+            await self.app(scope, receive, send)
+            return
+
+        async def reporting(message: Message) -> None:
+            refused = getattr(scope["app"].state, "start_refused", False)
+            if message["type"] == "lifespan.startup.failed" and refused:
+                message = {"type": message["type"], "message": ""}
+            await send(message)
+
+        await self.app(scope, receive, reporting)
 
 
 def cors_middleware(settings: Settings) -> list[Middleware]:

@@ -8,7 +8,10 @@ loop serving, then refused as ``StoreWriteError``, and writes go on once it is l
 from __future__ import annotations
 
 import asyncio
+import os
 import sqlite3
+import subprocess
+import sys
 from typing import TYPE_CHECKING
 
 import pytest
@@ -143,3 +146,29 @@ def test_a_command_on_a_file_sqlite_cannot_read_says_so_in_one_line(
     (line,) = capsys.readouterr().err.splitlines()
     assert code == 1
     assert line.startswith(f"science-memory: {database}: SQLite cannot read it")
+
+
+def test_a_server_refused_at_start_says_why_in_one_line_without_a_traceback(
+    tmp_path: Path,
+) -> None:
+    database = tmp_path / "graph" / DATABASE_NAME
+    database.parent.mkdir()
+    database.write_bytes(b"not a database at all " * 400)
+    environment = {**os.environ, "SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR": str(tmp_path)}
+    for name in ("INTERNAL_TOKEN", "BACKEND", "FILE_ENGINE"):
+        environment.pop(f"SCIENCE_AGENT_MEMORY_GRAPH_{name}", None)
+
+    done = subprocess.run(
+        [sys.executable, "-m", "gateway", "serve", "--host", "127.0.0.1", "--port", "0"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+    said = done.stdout + done.stderr
+    (refusal,) = [line for line in said.splitlines() if "cannot start" in line]
+    assert done.returncode != 0
+    assert f"{database}: SQLite cannot read it" in refusal
+    assert "Traceback" not in said, said
