@@ -145,20 +145,38 @@ def export_graph_command(args: argparse.Namespace, settings: Settings) -> int:
 
 
 async def _export_graph(output: Path, settings: Settings) -> int:
-    from gateway.stores.embedded import export_graph, open_embedded_store, stored_engine
+    from gateway.stores.embedded import (
+        export_graph,
+        open_embedded_store,
+        salvage_graph,
+        stored_engine,
+    )
     from gateway.stores.file.lock import StoreLockedError
+    from gateway.stores.sqlite.store import DatabaseFileError
+    from resolvers.errors import StoreUnavailableError
 
     directory = settings.data_dir / "graph"
     engine = stored_engine(directory) or settings.file_engine
     try:
         store = await open_embedded_store(directory, engine=engine)
+        try:
+            count = await export_graph(store, output)
+        finally:
+            await store.aclose()
     except StoreLockedError as exc:
         print(f"science-memory: {exc}", file=sys.stderr)
         return 1
-    try:
-        count = await export_graph(store, output)
-    finally:
-        await store.aclose()
+    except (DatabaseFileError, StoreUnavailableError) as exc:
+        if engine != "sqlite":
+            raise
+        # A damaged database: what can still be read of it, and what could not.
+        print(f"science-memory: {exc}; copying out what can still be read", file=sys.stderr)
+        try:
+            count, salvaged = await salvage_graph(directory, output)
+        except ValueError as unreadable:
+            print(f"science-memory: {unreadable}", file=sys.stderr)
+            return 1
+        print(f"science-memory: left out (damaged): {salvaged.summary()}", file=sys.stderr)
     print(f"wrote {output} ({count} records)")
     return 0
 

@@ -20,6 +20,7 @@ from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.file.store import FileStore
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
+from gateway.stores.sqlite.salvage import Salvaged, salvage
 from gateway.stores.sqlite.store import READERS, SqliteStore
 from resolvers.errors import InvalidInputError
 from resolvers.records import Label, node_id
@@ -84,16 +85,27 @@ async def export_graph(store: FileStore | SqliteStore, output: Path) -> int:
     non-finite number, which JSON lacks, is written as ``null``, so every line is JSON that
     ``import_graph`` and any other reader accept."""
     captured = await capture_embedded(store)
+    return await asyncio.to_thread(_write_lines, captured, output)
 
-    def write() -> int:
-        count = 0
-        with output.open("wb") as file:
-            for op in snapshot_ops(captured):
-                file.write(encode(finite_json(op)) + b"\n")
-                count += 1
-        return count
 
-    return await asyncio.to_thread(write)
+async def salvage_graph(directory: Path, output: Path) -> tuple[int, Salvaged]:
+    """``export_graph`` of what can still be read of a damaged SQLite database in
+    ``directory`` (``gateway.stores.sqlite.salvage``), with what was left out."""
+    lock = DirectoryLock.acquire(directory)
+    try:
+        captured, salvaged = await asyncio.to_thread(salvage, directory / DATABASE_NAME)
+        return await asyncio.to_thread(_write_lines, captured, output), salvaged
+    finally:
+        lock.release()
+
+
+def _write_lines(captured: Captured, output: Path) -> int:
+    count = 0
+    with output.open("wb") as file:
+        for op in snapshot_ops(captured):
+            file.write(encode(finite_json(op)) + b"\n")
+            count += 1
+    return count
 
 
 async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> int:

@@ -21,6 +21,7 @@ One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
 
 from __future__ import annotations
 
+import sqlite3
 import threading
 from collections import OrderedDict
 from dataclasses import fields
@@ -112,6 +113,15 @@ UPGRADE_FROM_1: Final = (
     "DROP INDEX IF EXISTS terms_session",
     "ALTER TABLE terms DROP COLUMN session",
 )
+
+# SQLite's primary result codes for a database file it cannot read as one (a damaged page).
+DAMAGED: Final = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+
+
+def result_code(exc: sqlite3.Error) -> int:
+    """The primary result code of a SQLite error (the extended code's low byte)."""
+    return int(getattr(exc, "sqlite_errorcode", 0)) & 0xFF
+
 
 NODE_COLUMNS: Final = "nodes.rid, nodes.id, label, key, nodes.session, created, props, seq"
 EDGE_COLUMNS: Final = "edges.rid, edges.type, edges.source, edges.target, edges.props"
@@ -217,7 +227,7 @@ def edge_of(row: EdgeRow) -> EdgeRecord:
     return DECODED_EDGES.record_of(row)
 
 
-def _decoded_node(row: NodeRow) -> NodeRecord:
+def decoded_node(row: NodeRow) -> NodeRecord:
     _, node_id, label, key, session, created, props, seq = row
     node = _NEW(NodeRecord)
     set_id, set_label, set_key, set_session, set_created, set_props, set_seq = _SET_NODE
@@ -249,7 +259,7 @@ def _decoded_edge(row: EdgeRow) -> EdgeRecord:
 
 # Twice the largest subgraph page (the sessions a user has open stay decoded), and as many
 # edges.
-DECODED_NODES: Final = Decoded(10_000, _decoded_node)
+DECODED_NODES: Final = Decoded(10_000, decoded_node)
 DECODED_EDGES: Final = Decoded(10_000, _decoded_edge)
 
 

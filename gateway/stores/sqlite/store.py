@@ -49,7 +49,14 @@ from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.connection import Readers, Worker
 from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
 from gateway.stores.sqlite.reads import Reads
-from gateway.stores.sqlite.schema import SCHEMA, SCHEMA_VERSION, UPGRADE_FROM_1, term_rows
+from gateway.stores.sqlite.schema import (
+    DAMAGED,
+    SCHEMA,
+    SCHEMA_VERSION,
+    UPGRADE_FROM_1,
+    result_code,
+    term_rows,
+)
 from gateway.stores.sqlite.tail import Change, Tail
 from gateway.stores.sqlite.transaction import Parked, SqliteTransaction
 from gateway.stores.sqlite.writes import (
@@ -94,9 +101,8 @@ MERGE_ROWS = 50_000
 # write waits.
 IDLE_SECONDS = 0.5
 
-# SQLite's primary result codes for a database file it cannot read as one, and for a lock
-# held by another process (a SQLite shell, a backup tool) past the busy timeout.
-_DAMAGED = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})
+# SQLite's primary result codes for a lock held by another process (a SQLite shell, a backup
+# tool) past the busy timeout (and ``DAMAGED``: a file it cannot read as a database).
 _HELD = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 # How long a write waits for another process's lock, and how often it looks again.
 BUSY_SECONDS = 5.0
@@ -114,13 +120,9 @@ _SQLITE_FAULTS = {
 }
 
 
-def _result_code(exc: sqlite3.Error) -> int:
-    return int(getattr(exc, "sqlite_errorcode", 0)) & 0xFF
-
-
 def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> DatabaseFileError:
     """Why the database at ``path`` could not be opened, and what to do."""
-    if _result_code(exc) in _HELD:
+    if result_code(exc) in _HELD:
         problem, advice = HELD_BY_ANOTHER_PROCESS.split(";")[0], "stop it and start again"
     else:
         problem = f"SQLite cannot read it as a database ({exc})"
@@ -326,7 +328,7 @@ class SqliteStore(Reads):
                     # process's lock is waited for here, the event loop serving meanwhile, up
                     # to ``BUSY_SECONDS`` since it was first met, whichever write meets it
                     # (the writes queued behind a refused one are refused at once).
-                    if _result_code(exc) not in _HELD:
+                    if result_code(exc) not in _HELD:
                         raise self._write_error(exc) from exc
                     if self._held_since is None:
                         self._held_since = loop.time()
@@ -492,8 +494,8 @@ class SqliteStore(Reads):
     def _write_error(self, exc: sqlite3.Error) -> Exception:
         """``StoreWriteError`` for a fault of the disk, a damaged file or a write lock another
         process holds; ``exc`` itself for anything else."""
-        result = _result_code(exc)
-        if result in _DAMAGED:
+        result = result_code(exc)
+        if result in DAMAGED:
             self._damage(exc)
             return StoreWriteError(
                 f"The write was refused: {self._damaged}; nothing of it was kept.",
@@ -530,7 +532,7 @@ class SqliteStore(Reads):
     def _fault(self, exc: sqlite3.DatabaseError) -> Exception:
         """What a read's error means (``Worker.fault``): a damaged file makes the store
         unreachable (``MemoryGraphUnreachable``), anything else stays the error it is."""
-        if _result_code(exc) not in _DAMAGED:
+        if result_code(exc) not in DAMAGED:
             return exc
         self._damage(exc)
         return StoreUnavailableError(Backend.FILE.value, detail=f"Reads failed: {self._damaged}.")
@@ -541,9 +543,10 @@ class SqliteStore(Reads):
         if self._damaged is None:
             path = self.directory / DATABASE_NAME
             self._damaged = (
-                f"the database file {path} is damaged ({exc}); restore it from a backup "
-                "(`science-memory export-graph` copies the graph out only while every table "
-                "it reads can still be read)"
+                f"the database file {path} is damaged ({exc}); restore it from a backup, or "
+                "stop the gateway and copy out what can still be read with "
+                "`science-memory export-graph` (then `import-graph` it into a new data "
+                "directory)"
             )
             logger.error("%s", self._damaged)
 

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from gateway.cli.main import main
+from gateway.stores.embedded import capture_embedded, import_graph
 from gateway.stores.sqlite import store as store_module
 from gateway.stores.sqlite.migrate import DATABASE_NAME
 from gateway.stores.sqlite.store import DatabaseFileError, SqliteStore
@@ -133,7 +134,7 @@ async def test_a_lock_another_process_holds_is_waited_for_then_refused(
         await store.aclose()
 
 
-def test_a_command_on_a_file_sqlite_cannot_read_says_so_in_one_line(
+def test_an_export_of_a_file_sqlite_cannot_read_says_so_and_why_nothing_was_saved(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     database = tmp_path / "graph" / DATABASE_NAME
@@ -143,9 +144,10 @@ def test_a_command_on_a_file_sqlite_cannot_read_says_so_in_one_line(
 
     code = main(["export-graph", "--output", str(tmp_path / "out.jsonl")])
 
-    (line,) = capsys.readouterr().err.splitlines()
+    found, rescue = capsys.readouterr().err.splitlines()
     assert code == 1
-    assert line.startswith(f"science-memory: {database}: SQLite cannot read it")
+    assert found.startswith(f"science-memory: {database}: SQLite cannot read it")
+    assert rescue == f"science-memory: nothing of {database} can be read as a graph"
 
 
 def test_a_server_refused_at_start_says_why_in_one_line_without_a_traceback(
@@ -172,3 +174,35 @@ def test_a_server_refused_at_start_says_why_in_one_line_without_a_traceback(
     assert done.returncode != 0
     assert f"{database}: SQLite cannot read it" in refusal
     assert "Traceback" not in said, said
+
+
+async def test_an_export_of_a_damaged_database_copies_out_what_can_be_read(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    graph = tmp_path / "graph"
+    store = await SqliteStore.open(graph)
+    await goal(store)
+    await executions(store, *range(1, 40))
+    await store.merge_search_tail()
+    whole = await capture_embedded(store)
+    await store.aclose()
+    _damage_the_nodes_table(graph / DATABASE_NAME)
+    monkeypatch.setenv("SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR", str(tmp_path))
+    output = tmp_path / "rescued.jsonl"
+
+    code = await asyncio.to_thread(main, ["export-graph", "--output", str(output)])
+    said = capsys.readouterr().err
+    imported = await import_graph(tmp_path / "again", output)  # every line an import takes
+    rescued = await SqliteStore.open(tmp_path / "again")
+    found = await capture_embedded(rescued)
+    await rescued.aclose()
+
+    assert code == 0
+    assert "copying out what can still be read" in said
+    assert "left out (damaged): nodes rows 1-" in said
+    assert imported == found.record_count()
+    assert 0 < len(found.nodes) < len(whole.nodes)
+    assert {node.id for node in found.nodes} < {node.id for node in whole.nodes}
+    assert len(found.edges) < len(whole.edges)  # those of the nodes lost went with them
+    ids = {node.id for node in found.nodes}
+    assert all(edge.source in ids and edge.target in ids for edge in found.edges)

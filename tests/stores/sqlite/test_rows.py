@@ -12,7 +12,7 @@ import pytest
 
 from gateway.stores.sqlite.schema import (
     Decoded,
-    _decoded_node,
+    decoded_node,
     edge_from,
     edge_of,
     node_of,
@@ -64,7 +64,7 @@ def _row(rid: int, content: str) -> tuple[Any, ...]:
 
 
 def test_a_row_read_again_unchanged_is_not_decoded_again() -> None:
-    decoded = Decoded(4, _decoded_node)
+    decoded = Decoded(4, decoded_node)
     row = _row(1, "alpha")
 
     first = decoded.record_of(row)
@@ -74,7 +74,7 @@ def test_a_row_read_again_unchanged_is_not_decoded_again() -> None:
 
 
 def test_a_changed_row_under_the_same_rid_is_decoded_afresh() -> None:
-    decoded = Decoded(4, _decoded_node)
+    decoded = Decoded(4, decoded_node)
     decoded.record_of(_row(1, "alpha"))
 
     changed = decoded.record_of(_row(1, "beta"))
@@ -85,7 +85,7 @@ def test_a_changed_row_under_the_same_rid_is_decoded_afresh() -> None:
 
 
 def test_the_oldest_rows_go_past_the_capacity() -> None:
-    decoded = Decoded(2, _decoded_node)
+    decoded = Decoded(2, decoded_node)
     first, second, third = (decoded.record_of(_row(rid, f"n{rid}")) for rid in (1, 2, 3))
 
     assert decoded.record_of(_row(3, "n3")) is third
