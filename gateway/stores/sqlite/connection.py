@@ -25,7 +25,7 @@ from operator import attrgetter
 from typing import TYPE_CHECKING, Any, TypeVar
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable, Sequence
+    from collections.abc import AsyncIterator, Callable, Iterator, Sequence
     from pathlib import Path
 
 T = TypeVar("T")
@@ -82,13 +82,8 @@ class Worker:
 
     def call(self, function: Callable[..., T], *args: Any) -> T:
         """``function(connection, *args)`` here, on the event loop."""
-        try:
+        with self._faults_meant():
             return function(self.connection, *args)
-        except sqlite3.DatabaseError as exc:
-            meant = self._meaning(exc)
-            if meant is exc:
-                raise
-            raise meant from exc
 
     async def run(self, function: Callable[..., T], *args: Any) -> T:
         """``function(connection, *args)`` on the connection's thread."""
@@ -105,24 +100,28 @@ class Worker:
     async def run_raw(self, function: Callable[[], T]) -> T:
         self.in_hand += 1
         try:
-            if not self._interruptible:
-                return await self._submit(function)
-            job = _Job()
-            try:
-                return await self._submit(self._run_job, job, function)
-            except asyncio.CancelledError:
-                job.abandoned = True
-                raise
-        except sqlite3.DatabaseError as exc:
-            meant = self._meaning(exc)
-            if meant is exc:
-                raise
-            raise meant from exc
+            with self._faults_meant():
+                if not self._interruptible:
+                    return await self._submit(function)
+                job = _Job()
+                try:
+                    return await self._submit(self._run_job, job, function)
+                except asyncio.CancelledError:
+                    job.abandoned = True
+                    raise
         finally:
             self.in_hand -= 1
 
-    def _meaning(self, exc: sqlite3.DatabaseError) -> Exception:
-        return exc if self.fault is None else self.fault(exc)
+    @contextlib.contextmanager
+    def _faults_meant(self) -> Iterator[None]:
+        """A statement's error raised as what it means to the caller (``fault``)."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            meant = exc if self.fault is None else self.fault(exc)
+            if meant is exc:
+                raise
+            raise meant from exc
 
     def _submit(self, function: Callable[..., T], *args: Any) -> asyncio.Future[T]:
         """What ``loop.run_in_executor`` does, counting the job until it is done."""

@@ -107,10 +107,8 @@ _HELD = frozenset({sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED})
 # How long a write waits for another process's lock, and how often it looks again.
 BUSY_SECONDS = 5.0
 BUSY_RETRY_SECONDS = 0.05
-HELD_BY_ANOTHER_PROCESS = (
-    "another process holds the database's write lock (a SQLite shell or a backup tool?); "
-    "writes go on once it lets go"
-)
+_HELD_BY = "another process holds the database's write lock (a SQLite shell or a backup tool?)"
+HELD_BY_ANOTHER_PROCESS = f"{_HELD_BY}; writes go on once it lets go"
 _SQLITE_FAULTS = {
     sqlite3.SQLITE_FULL: errno.ENOSPC,
     sqlite3.SQLITE_IOERR: errno.EIO,
@@ -123,7 +121,7 @@ _SQLITE_FAULTS = {
 def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> DatabaseFileError:
     """Why the database at ``path`` could not be opened, and what to do."""
     if result_code(exc) in _HELD:
-        problem, advice = HELD_BY_ANOTHER_PROCESS.split(";")[0], "stop it and start again"
+        problem, advice = _HELD_BY, "stop it and start again"
     else:
         problem = f"SQLite cannot read it as a database ({exc})"
         advice = (
