@@ -525,7 +525,7 @@ class SessionPageReader(Protocol):
 
     async def session_page(
         self, session_id: str, *, limit: int
-    ) -> tuple[Page[NodeRecord], list[EdgeRecord]]:
+    ) -> tuple[Page[NodeRecord], Sequence[EdgeRecord]]:
         """``list_nodes(session_id=session_id, limit=limit)`` and ``edges_among`` of its
         nodes (of every type, in no particular order), read in one state."""
         ...

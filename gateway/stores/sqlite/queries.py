@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import heapq
 import json
+import threading
+from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from gateway.stores.file.codec import Captured
@@ -23,14 +25,21 @@ from gateway.stores.sqlite.schema import (
     node_of,
     prefix_end,
 )
-from resolvers.records import Direction, EdgeType, Label, NodeRecord, Page, SearchHit
+from resolvers.records import (
+    Direction,
+    EdgeRecord,
+    EdgeType,
+    Label,
+    NodeRecord,
+    Page,
+    SearchHit,
+)
 
 if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable, Sequence
 
     from gateway.stores.sqlite.tail import Tail, TailHit
-    from resolvers.records import EdgeRecord
     from resolvers.store import ChainPosition
 
 _NODE = f"SELECT {NODE_COLUMNS} FROM nodes"
@@ -296,26 +305,81 @@ def list_edges(
 SESSION_EDGES_SHARE = 2
 
 
+SessionPage = tuple[Page[NodeRecord], tuple[EdgeRecord, ...]]
+
+
+class SessionPages:
+    """The session pages read last (``session_page``), each with the session's ``changes``
+    number of the snapshot it was read in. A snapshot that finds the same number holds the
+    same rows for the session (the number grows with every write of one of them, and only
+    committed numbers are seen by a reader), so the page read then is its page: the explorer
+    asking for the same session again reads one row instead of ~1,200. Only for reads outside
+    a write (a write's own uncommitted number can be rolled back and reused). Bounded by the
+    records it holds; the oldest page goes first."""
+
+    def __init__(self, records: int) -> None:
+        self._records = records
+        self._held = 0
+        self._pages: OrderedDict[tuple[str, int], tuple[int, SessionPage]] = OrderedDict()
+        self._lock = threading.Lock()  # readers run on several threads
+
+    def get(self, session_id: str, limit: int, changes: int) -> SessionPage | None:
+        found = self._pages.get((session_id, limit))
+        return found[1] if found is not None and found[0] == changes else None
+
+    def put(self, session_id: str, limit: int, changes: int, page: SessionPage) -> None:
+        size = len(page[0].items) + len(page[1])
+        if size > self._records:
+            return
+        with self._lock:
+            old = self._pages.pop((session_id, limit), None)
+            if old is not None:
+                self._held -= len(old[1][0].items) + len(old[1][1])
+            self._pages[(session_id, limit)] = (changes, page)
+            self._held += size
+            while self._held > self._records:
+                _, (_, (nodes, edges)) = self._pages.popitem(last=False)
+                self._held -= len(nodes.items) + len(edges)
+
+
+def session_changes(db: sqlite3.Connection, session_id: str) -> int:
+    """The session's ``changes`` number in this snapshot (0: none of its rows ever written)."""
+    row = db.execute("SELECT value FROM changes WHERE session = ?", (session_id,)).fetchone()
+    return 0 if row is None else int(row[0])
+
+
 @_one_snapshot
 def session_page(
-    db: sqlite3.Connection, session_id: str, limit: int
-) -> tuple[Page[NodeRecord], list[EdgeRecord]]:
-    """``SessionPageReader.session_page``. A page that holds most of the session's live nodes
-    (a whole session, usually) takes the edges of the session (``edges_session``: every edge
-    between two of its nodes, and only those, has the session in its ``session`` column) and
-    keeps those between two of the page's: a few more rows than it keeps, read in index order,
-    where ``edges_among`` seeks each id's edges and checks each far end against the list (2.5
-    times the time for 500 nodes). A page of a much larger session asks ``edges_among``."""
+    db: sqlite3.Connection, session_id: str, limit: int, pages: SessionPages | None = None
+) -> SessionPage:
+    """``SessionPageReader.session_page``; ``pages``: a reader's pages read before. A page that
+    holds most of the session's live nodes (a whole session, usually) takes the edges of the
+    session (``edges_session``: every edge between two of its nodes, and only those, has the
+    session in its ``session`` column) and keeps those between two of the page's: a few more
+    rows than it keeps, read in index order, where ``edges_among`` seeks each id's edges and
+    checks each far end against the list (2.5 times the time for 500 nodes). A page of a much
+    larger session asks ``edges_among``."""
+    if pages is None:
+        return _session_page(db, session_id, limit)
+    changes = session_changes(db, session_id)
+    found = pages.get(session_id, limit, changes)
+    if found is None:
+        found = _session_page(db, session_id, limit)
+        pages.put(session_id, limit, changes, found)
+    return found
+
+
+def _session_page(db: sqlite3.Connection, session_id: str, limit: int) -> SessionPage:
     page = list_nodes(db, None, session_id, limit, 0)
     ids = [node.id for node in page.items]
     if page.total > SESSION_EDGES_SHARE * len(ids):
-        return page, edges_among(db, ids, None)
+        return page, tuple(edges_among(db, ids, None))
     among = set(ids)
     rows = db.execute(
         f"SELECT {EDGE_COLUMNS} FROM edges INDEXED BY edges_session WHERE session = ?",
         (session_id,),
     ).fetchall()
-    return page, [edge_of(row) for row in rows if row[2] in among and row[3] in among]
+    return page, tuple(edge_of(row) for row in rows if row[2] in among and row[3] in among)
 
 
 def session_node_ids(db: sqlite3.Connection, session_id: str) -> list[str]:

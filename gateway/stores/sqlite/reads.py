@@ -40,6 +40,7 @@ class Reads:
     _point: Worker
     _tail: Tail  # the search rows not in ``terms`` yet
     _version: int | None = None  # the tail's version a transaction reads (else its snapshot's)
+    _pages: queries.SessionPages | None = None  # a reader's session pages (none in a write)
 
     async def get_nodes(self, ids: Sequence[str]) -> list[NodeRecord | None]:
         if len(ids) <= POINT_IDS:
@@ -128,11 +129,10 @@ class Reads:
     ) -> Page[EdgeRecord]:
         return await self._db.run(queries.list_edges, types, session_id, limit, offset)
 
-    async def session_page(
-        self, session_id: str, *, limit: int
-    ) -> tuple[Page[NodeRecord], list[EdgeRecord]]:
-        """``resolvers.store.SessionPageReader``: the page and its edges in one job."""
-        return await self._db.run(queries.session_page, session_id, limit)
+    async def session_page(self, session_id: str, *, limit: int) -> queries.SessionPage:
+        """``resolvers.store.SessionPageReader``: the page and its edges in one job (the page
+        read before when the session is unchanged since, on a reader connection)."""
+        return await self._db.run(queries.session_page, session_id, limit, self._pages)
 
     async def session_node_ids(self, session_id: str) -> list[str]:
         return await self._db.run(queries.session_node_ids, session_id)

@@ -16,7 +16,13 @@ One database file, ``<dataDir>/graph.sqlite3``, in WAL mode:
   node is in ``pending`` and its rows in memory (``gateway.stores.sqlite.tail``), until they
   are merged in a large sorted batch (schema 3);
 * ``seqs`` (per-session arrival counters), ``parked`` (edges waiting for an endpoint),
-  ``meta`` (schema version, migration state).
+  ``meta`` (schema version, migration state);
+* ``changes``: per session, a number that grows whenever one of its ``nodes`` rows or of its
+  ``edges`` rows (those with the session in their ``session`` column) is written or removed,
+  by triggers, so whatever path writes the row. A read that finds the same number in its
+  snapshot as an earlier read of the session knows neither table changed for it in between
+  (``gateway.stores.sqlite.queries.SessionPages``). A session none of whose rows was ever
+  written since schema 4 has no row: 0 (schema 4).
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ from resolvers.text import token_ranks
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-SCHEMA_VERSION: Final = 3
+SCHEMA_VERSION: Final = 4
 
 TABLES: Final = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -74,6 +80,7 @@ CREATE TABLE IF NOT EXISTS terms (
 ) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS pending (nid INTEGER PRIMARY KEY);
 CREATE TABLE IF NOT EXISTS seqs (session TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS changes (session TEXT PRIMARY KEY, value INTEGER NOT NULL) WITHOUT ROWID;
 CREATE TABLE IF NOT EXISTS parked (
     rid INTEGER PRIMARY KEY,
     waiting_for TEXT NOT NULL,
@@ -106,6 +113,36 @@ CREATE UNIQUE INDEX IF NOT EXISTS parked_edge ON parked (waiting_for, type, sour
 # sees the tail's entries of its snapshot by it.
 META_ROWS: Final = "INSERT OR IGNORE INTO meta VALUES ('tail', '0')"
 SCHEMA: Final = TABLES + INDEXES + META_ROWS
+_CHANGED = (
+    "INSERT INTO changes VALUES ({row}.session, 1) "
+    "ON CONFLICT (session) DO UPDATE SET value = value + 1"
+)
+
+
+def _trigger(name: str, event: str, table: str, row: str, when: str) -> str:
+    condition = f" WHEN {when}" if when else ""
+    head = f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {table}{condition}"
+    return f"{head} BEGIN {_CHANGED.format(row=row)}; END"
+
+
+# ``changes``, kept by the database itself: created on every open (after a migration's build,
+# so its bulk load does not pay for them). One statement each (a body holds a ``;``).
+TRIGGERS: Final = (
+    _trigger("nodes_added", "INSERT", "nodes", "NEW", ""),
+    _trigger("nodes_changed", "UPDATE", "nodes", "NEW", ""),
+    _trigger("nodes_moved", "UPDATE", "nodes", "OLD", "OLD.session IS NOT NEW.session"),
+    _trigger("nodes_removed", "DELETE", "nodes", "OLD", ""),
+    _trigger("edges_added", "INSERT", "edges", "NEW", "NEW.session IS NOT NULL"),
+    _trigger("edges_changed", "UPDATE", "edges", "NEW", "NEW.session IS NOT NULL"),
+    _trigger(
+        "edges_moved",
+        "UPDATE",
+        "edges",
+        "OLD",
+        "OLD.session IS NOT NULL AND OLD.session IS NOT NEW.session",
+    ),
+    _trigger("edges_removed", "DELETE", "edges", "OLD", "OLD.session IS NOT NULL"),
+)
 TAIL_VERSION: Final = "SELECT value FROM meta WHERE name = 'tail'"
 # From schema 1: the by-session copy of the search index and its column go (the table is
 # rewritten: ~11 s per 100k nodes on a busy machine), the by-node index is built (``INDEXES``).

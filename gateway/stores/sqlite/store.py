@@ -53,6 +53,7 @@ from gateway.stores.sqlite.schema import (
     DAMAGED,
     SCHEMA,
     SCHEMA_VERSION,
+    TRIGGERS,
     UPGRADE_FROM_1,
     result_code,
     term_rows,
@@ -82,6 +83,9 @@ T = TypeVar("T")
 # gateway's heavy queries that may run at once (``Settings.heavy_readers``, 4 by default), so
 # those can never hold every reader and a light query's read always finds one.
 READERS = 5
+# The records (nodes and edges) the session pages read last hold at most (``SessionPages``):
+# ~20 sessions of the explorer's default 500 nodes.
+PAGE_RECORDS = 25_000
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
 READER_CACHE_KIB = 32 * 1024
 WRITER_CACHE_KIB = 128 * 1024
@@ -163,6 +167,7 @@ class SqliteStore(Reads):
         self._parked = Parked()
         self._db = readers
         self._point = point
+        self._pages = queries.SessionPages(PAGE_RECORDS)
         self._checkpointer = checkpointer
         self._checkpointing: asyncio.Task[None] | None = None
         # The WAL's index (shared memory of every connection): how long the log is, read
@@ -558,7 +563,7 @@ class SqliteStore(Reads):
             with self._tail.hold():  # what the snapshot sees of the tail stays until its end
                 try:
                     await worker.run_after(queries.begin_read)
-                    yield _ConsistentView(worker, self._tail)
+                    yield _ConsistentView(worker, self._tail, self._pages)
                 finally:
                     await asyncio.shield(worker.run_after(queries.end_read))
 
@@ -615,7 +620,7 @@ def _create_schema(db: sqlite3.Connection) -> None:
             logger.info("upgrading the graph database's search index (schema 1 to 2)")
             for statement in UPGRADE_FROM_1:
                 db.execute(statement)
-        for statement in SCHEMA.split(";"):  # not executescript: it would commit first
+        for statement in (*SCHEMA.split(";"), *TRIGGERS):  # not executescript: it commits
             db.execute(statement)
         if version is None:
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
@@ -669,9 +674,10 @@ class _ConsistentView(Reads):
     """The read primitives on one lent reader connection inside its read transaction (its
     point reads on the event loop: nothing else runs on that connection meanwhile)."""
 
-    def __init__(self, worker: Worker, tail: Tail) -> None:
+    def __init__(self, worker: Worker, tail: Tail, pages: queries.SessionPages | None) -> None:
         self._db = self._point = worker
         self._tail = tail
+        self._pages = pages
 
 
 def _commit_sql(db: sqlite3.Connection, tail_version: int | None) -> None:

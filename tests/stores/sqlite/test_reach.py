@@ -10,21 +10,20 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, cast
 
-import pytest
-
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
-from gateway.stores.sqlite.store import SqliteStore
 from resolvers.chains import ChainKind, chain_exists, get_chain
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from resolvers.store import ReachReader
 from tests.stores.neo4j.test_walks import live_nodes, provenance_graph, scopes
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
     from pathlib import Path
 
+    import pytest
+
+    from gateway.stores.sqlite.store import SqliteStore
     from resolvers.store import GraphReader
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
@@ -53,15 +52,6 @@ def make_node(
     label: Label, key: str, session: str = "s1", *, seq: int = 0, **props: Any
 ) -> NodeRecord:
     return NodeRecord(node_id(label, key, session), label, key, session, T0, props, seq)
-
-
-@pytest.fixture
-async def sqlite_store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    store = await SqliteStore.open(tmp_path, fsync=False)
-    try:
-        yield store
-    finally:
-        await store.aclose()
 
 
 async def test_every_chain_kind_walks_as_the_primitives_do(sqlite_store: SqliteStore) -> None:

@@ -16,25 +16,14 @@ import pytest
 
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
-from gateway.stores.sqlite.store import SqliteStore
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from resolvers.store import SessionPageReader
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator
-    from pathlib import Path
+    from gateway.stores.sqlite.store import SqliteStore
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 Identity = tuple[EdgeType, str, str]
-
-
-@pytest.fixture
-async def sqlite_store(tmp_path: Path) -> AsyncIterator[SqliteStore]:
-    store = await SqliteStore.open(tmp_path, fsync=False)
-    try:
-        yield store
-    finally:
-        await store.aclose()
 
 
 def node(number: int, session: str, **props: Any) -> NodeRecord:
