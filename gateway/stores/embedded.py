@@ -23,7 +23,7 @@ from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_fil
 from gateway.stores.sqlite.salvage import Salvaged, salvage
 from gateway.stores.sqlite.store import READERS, SqliteStore
 from resolvers.errors import InvalidInputError
-from resolvers.records import Label, node_id
+from resolvers.records import Label, artifact_key, node_id
 from resolvers.validate import check_unicode
 from resolvers.values import GRAPHQL_INT, check_finite, finite_json
 
@@ -180,12 +180,31 @@ def _check_record(op: dict[str, Any]) -> None:
         if op["id"] != node_id(label, op["key"], op["session"]):
             expected = node_id(label, op["key"], op["session"])
             raise ValueError(f"'id' {op['id']!r} is not {expected!r}, its label's and key's")
+        if label is Label.ARTIFACT:
+            _check_artifact(op["key"], op["props"])
         created = datetime.fromisoformat(op["created"])
         if created.utcoffset() is None:
             raise ValueError(f"'created' {op['created']!r} has no UTC offset")
         _check_int("seq", op["seq"], lowest=0)
     elif kind == "q":
         _check_int("value", op["value"], lowest=0)
+
+
+def _check_artifact(key: str, props: dict[str, Any]) -> None:
+    """An artifact version is found by its key and by its ``artifact_id`` and ``version`` (the
+    store indexes those): they must name the same version, or a read by one finds what a read
+    by the other does not."""
+    artifact_id = props.get("artifact_id")
+    if artifact_id is None:
+        return
+    version = props.get("version", 0)
+    if not isinstance(artifact_id, str) or type(version) is not int:
+        raise ValueError("'artifact_id' must be a text and 'version' an integer")
+    if key != artifact_key(artifact_id, version):
+        raise ValueError(
+            f"'artifact_id' {artifact_id!r} and 'version' {version} name "
+            f"{artifact_key(artifact_id, version)!r}, not its key {key!r}"
+        )
 
 
 def _check_int(name: str, value: Any, *, lowest: int = GRAPHQL_INT.start) -> None:

@@ -94,6 +94,19 @@ def node_line(node_id: str, *, created: str = CREATED, seq: Any = 0, props: Any 
             "line 1: .*'id' 'Code:c' is not 'Code:other'",
         ),
         ([node_line("Paper:https://x")], r"line 1: .*'id' 'Paper:https://x' is not 'Paper:s1\|"),
+        # An artifact whose id and version name another version than its key.
+        (
+            [node_line("Artifact:chart#v1", props={"artifact_id": "zzz", "version": 1})],
+            "line 1: .*'artifact_id' 'zzz' and 'version' 1 name 'zzz#v1', not its key 'chart#v1'",
+        ),
+        (
+            [node_line("Artifact:chart#v1", props={"artifact_id": "chart", "version": 2})],
+            "line 1: .*name 'chart#v2', not its key 'chart#v1'",
+        ),
+        (
+            [node_line("Artifact:chart#v1", props={"artifact_id": "chart", "version": "1"})],
+            "line 1: .*'version' an integer",
+        ),
         # An edge whose end no line defines, in either order.
         (
             [
