@@ -84,8 +84,9 @@ T = TypeVar("T")
 # those can never hold every reader and a light query's read always finds one.
 READERS = 5
 # The records (nodes and edges) the session pages read last hold at most (``SessionPages``):
-# ~20 sessions of the explorer's default 500 nodes.
-PAGE_RECORDS = 25_000
+# ~13 sessions of the explorer's default 500 nodes and their edges, ~30 MB at most (~1.9 KB a
+# record at 1M nodes, measured with tracemalloc; most are the decoded rows' records anyway).
+PAGE_RECORDS = 16_000
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
 READER_CACHE_KIB = 32 * 1024
 WRITER_CACHE_KIB = 128 * 1024
