@@ -10,22 +10,20 @@ is refused by the log engine instead of being read as empty.
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gateway.settings import DEFAULT_FILE_ENGINE
 from gateway.stores.file.codec import apply_op, capture, decode, encode, snapshot_ops
 from gateway.stores.file.graph import MemoryGraph
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.file.store import FileStore
+from gateway.stores.graph_lines import check_edge, check_record
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
 from gateway.stores.sqlite.salvage import Salvaged, salvage
 from gateway.stores.sqlite.store import READERS, SqliteStore
 from resolvers.errors import InvalidInputError
-from resolvers.records import Label, artifact_key, node_id
-from resolvers.validate import check_unicode
-from resolvers.values import GRAPHQL_INT, check_finite, finite_json
+from resolvers.values import check_finite, finite_json
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -112,16 +110,17 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
     """Build the SQLite database of an empty ``directory`` from JSON lines written by
     ``export_graph``; the number of records. Raises ``ValueError`` naming the line of a bad
     record (one holding a ``NaN`` or infinity, which JSON lacks, names the field too), of one
-    holding a value no later read could answer (``_check_record``) and of an edge whose end no
-    line defines; ``FileExistsError`` when the directory already holds a graph. Nothing is
-    built unless every line is good."""
+    holding a value no later read could answer or that two reads would disagree on
+    (``gateway.stores.graph_lines``), and of an edge whose end no line defines or that joins
+    what its type does not; ``FileExistsError`` when the directory already holds a graph.
+    Nothing is built unless every line is good."""
 
     def build() -> int:
         if (directory / DATABASE_NAME).exists() or log_files(directory):
             raise FileExistsError(f"{directory} already holds a graph; import into a new one")
         graph = MemoryGraph()
         strings: dict[str, str] = {}
-        edges: list[tuple[int, str, str]] = []  # line, source, target
+        edges: list[tuple[int, str, str, str]] = []  # line, type, source, target
         line_of: dict[tuple[str, str, str], int] = {}  # an edge's first line
         with source.open("rb") as file:
             for number, line in enumerate(file, 1):
@@ -129,7 +128,7 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                     continue
                 try:
                     op = decode(line)
-                    _check_record(op)
+                    check_record(op)
                     check_finite(op, "")
                     apply_op(graph, op, strings)
                 except InvalidInputError as exc:
@@ -139,16 +138,26 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                         f"{source}, line {number}: not a graph record ({type(exc).__name__}: {exc})"
                     ) from exc
                 if op["op"] == "e":
-                    edges.append((number, op["source"], op["target"]))
+                    edges.append((number, op["type"], op["source"], op["target"]))
                     line_of.setdefault((op["type"], op["source"], op["target"]), number)
-        for number, *ends in edges:
+        for number, edge_type, *ends in edges:
             missing = [end for end in ends if end not in graph.nodes]
             if missing:
                 raise ValueError(
                     f"{source}, line {number}: an edge to {missing[0]!r}, which no line defines"
                 )
+            source_node, target_node = (graph.nodes[end] for end in ends)
+            try:
+                check_edge(
+                    edge_type,
+                    (source_node.label, source_node.session_id),
+                    (target_node.label, target_node.session_id),
+                )
+            except ValueError as exc:
+                raise ValueError(f"{source}, line {number}: {exc}") from exc
         for node in graph.nodes.values():  # a session's next step comes after every one here
-            graph.seq[node.session_id] = max(graph.seq.get(node.session_id, 0), node.seq)
+            if node.seq > graph.seq.get(node.session_id, 0):
+                graph.seq[node.session_id] = node.seq
         captured = capture(graph)
         # In the order of the lines, as exported (newest last): edges are listed by it.
         captured.edges.sort(key=lambda edge: line_of[edge.type.value, edge.source, edge.target])
@@ -161,71 +170,3 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
         return await asyncio.to_thread(build)
     finally:
         lock.release()
-
-
-# Deeper than any property the API writes (its lists hold texts): beyond, a value is refused.
-_MAX_NESTING = 32
-
-
-def _check_record(op: dict[str, Any]) -> None:
-    """Refuse what a read of the record would fail on (``ValueError``, or ``InvalidInputError``
-    naming the field): a node's time without an offset, an integer outside the 32-bit range (a
-    sequence number, a counter, a property), text that is not Unicode (a lone surrogate), a
-    value nested deeper than ``_MAX_NESTING``."""
-    for name, value in op.items():
-        _check_value(name, value, 1)
-    kind = op.get("op")
-    if kind == "n":
-        label = Label(op["label"])
-        if op["id"] != node_id(label, op["key"], op["session"]):
-            expected = node_id(label, op["key"], op["session"])
-            raise ValueError(f"'id' {op['id']!r} is not {expected!r}, its label's and key's")
-        if label is Label.ARTIFACT:
-            _check_artifact(op["key"], op["props"])
-        created = datetime.fromisoformat(op["created"])
-        if created.utcoffset() is None:
-            raise ValueError(f"'created' {op['created']!r} has no UTC offset")
-        _check_int("seq", op["seq"], lowest=0)
-    elif kind == "q":
-        _check_int("value", op["value"], lowest=0)
-
-
-def _check_artifact(key: str, props: dict[str, Any]) -> None:
-    """An artifact version is found by its key and by its ``artifact_id`` and ``version`` (the
-    store indexes those): they must name the same version, or a read by one finds what a read
-    by the other does not."""
-    artifact_id = props.get("artifact_id")
-    if artifact_id is None:
-        return
-    version = props.get("version", 0)
-    if not isinstance(artifact_id, str) or type(version) is not int:
-        raise ValueError("'artifact_id' must be a text and 'version' an integer")
-    if key != artifact_key(artifact_id, version):
-        raise ValueError(
-            f"'artifact_id' {artifact_id!r} and 'version' {version} name "
-            f"{artifact_key(artifact_id, version)!r}, not its key {key!r}"
-        )
-
-
-def _check_int(name: str, value: Any, *, lowest: int = GRAPHQL_INT.start) -> None:
-    """What the API writes and reads back as a GraphQL ``Int``: every integer of a record stays
-    within it, so a value no mutation could have written cannot fail a later read."""
-    if type(value) is not int:
-        raise ValueError(f"{name!r} must be an integer, not {type(value).__name__}")
-    if not lowest <= value < GRAPHQL_INT.stop:
-        raise ValueError(f"{name!r} is {value}, outside {lowest}..{GRAPHQL_INT.stop - 1}")
-
-
-def _check_value(name: str, value: Any, depth: int) -> None:
-    if depth > _MAX_NESTING:
-        raise ValueError(f"{name!r} is nested more than {_MAX_NESTING} levels deep")
-    if type(value) is int:
-        _check_int(name, value)
-    elif isinstance(value, str):
-        check_unicode(value, name)
-    elif isinstance(value, list):
-        for item in value:
-            _check_value(name, item, depth + 1)
-    elif isinstance(value, dict):
-        for key, item in value.items():
-            _check_value(f"{name}.{key}", item, depth + 1)

@@ -1,0 +1,164 @@
+"""What ``import-graph`` accepts of a line, and of the graph the lines make.
+
+A record's line must hold nothing a later read would fail on (a time without an offset, an
+integer outside GraphQL's ``Int``, text that is not Unicode, a value nested too deep), and
+nothing that would make two reads disagree: the store derives what it indexes (an artifact's id
+and version, a step's chain and its place in it) from a node's properties, so those must say
+what its key says (SPEC §2), and an edge must join the labels its type joins, a chain's edges
+the nodes of one session. Exported graphs always pass; a hand-edited line that does not is
+refused, naming what is wrong.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any, Final
+
+from resolvers.records import EdgeType, Label, artifact_key, node_id
+from resolvers.steps import scope_key
+from resolvers.validate import check_unicode
+from resolvers.values import GRAPHQL_INT
+
+# Deeper than any property the API writes (its lists hold texts): beyond, a value is refused.
+_MAX_NESTING: Final = 32
+# The property that holds a node's key, for the labels that keep one (SPEC §2).
+_KEY_PROPERTY: Final = {
+    Label.RESEARCH_GOAL: "goal_id",
+    Label.CODE: "code_id",
+    Label.EVIDENCE: "evidence_id",
+    Label.CLAIM: "claim_id",
+    Label.SOURCE_FILE: "file_id",
+}
+# The steps of a chain (``seq`` > 0): a session's tool calls and subagent scopes.
+_STEPS: Final = frozenset({Label.TOOL_CALL, Label.TASK})
+_STEP_OR_GOAL: Final = _STEPS | {Label.RESEARCH_GOAL}
+# The labels each edge type joins, from → to (SPEC §2).
+_ENDS: Final[dict[EdgeType, frozenset[tuple[Label, Label]]]] = {
+    EdgeType.NEXT: frozenset((a, b) for a in _STEP_OR_GOAL for b in _STEPS),
+    EdgeType.PRODUCES: frozenset(
+        {
+            (Label.TOOL_CALL, Label.CODE),
+            (Label.CODE, Label.ARTIFACT),
+            (Label.TOOL_CALL, Label.PAPER),
+        }
+    ),
+    EdgeType.EXTRACTS: frozenset(
+        {(Label.PAPER, Label.EVIDENCE), (Label.SOURCE_FILE, Label.EVIDENCE)}
+    ),
+    EdgeType.SUPPORTS: frozenset(
+        (a, Label.CLAIM) for a in (Label.EVIDENCE, Label.ARTIFACT, Label.SOURCE_FILE)
+    ),
+    EdgeType.STATED_IN: frozenset({(Label.CLAIM, Label.ARTIFACT)}),
+    EdgeType.SUPERSEDES: frozenset({(Label.ARTIFACT, Label.ARTIFACT)}),
+    EdgeType.INPUT: frozenset({(Label.ARTIFACT, Label.CODE), (Label.SOURCE_FILE, Label.CODE)}),
+    EdgeType.CONTAINS: frozenset((Label.TASK, b) for b in _STEPS),
+    EdgeType.FEEDS: frozenset({(Label.SOURCE_FILE, Label.RESEARCH_GOAL)}),
+}
+# The edges of a chain: both ends in one session.
+_CHAIN_EDGES: Final = frozenset({EdgeType.NEXT, EdgeType.CONTAINS})
+
+
+def check_record(op: dict[str, Any]) -> None:
+    """Refuse (``ValueError``, or ``InvalidInputError`` naming the field) a record a read would
+    fail on, or a node whose properties say something else than its key."""
+    for name, value in op.items():
+        _check_value(name, value, 1)
+    kind = op.get("op")
+    if kind == "n":
+        label = Label(op["label"])
+        if op["id"] != node_id(label, op["key"], op["session"]):
+            expected = node_id(label, op["key"], op["session"])
+            raise ValueError(f"'id' {op['id']!r} is not {expected!r}, its label's and key's")
+        created = datetime.fromisoformat(op["created"])
+        if created.utcoffset() is None:
+            raise ValueError(f"'created' {op['created']!r} has no UTC offset")
+        _check_int("seq", op["seq"], lowest=0)
+        _check_node(label, op["key"], op["props"], op["seq"])
+    elif kind == "q":
+        _check_int("value", op["value"], lowest=0)
+
+
+def check_edge(edge_type: str, source: tuple[Label, str], target: tuple[Label, str]) -> None:
+    """Refuse an edge between labels its type does not join, or a chain's edge between two
+    sessions; ``source`` and ``target``: each end's label and session."""
+    kind = EdgeType(edge_type)
+    if (source[0], target[0]) not in _ENDS[kind]:
+        raise ValueError(f"a {kind.value!r} edge does not go from {source[0]} to {target[0]}")
+    if kind in _CHAIN_EDGES and source[1] != target[1]:
+        raise ValueError(f"a {kind.value!r} edge joins two sessions ({source[1]!r}, {target[1]!r})")
+
+
+def _check_node(label: Label, key: str, props: dict[str, Any], seq: int) -> None:
+    if not isinstance(props, dict):
+        raise ValueError(f"'props' must be an object, not {type(props).__name__}")
+    named = _KEY_PROPERTY.get(label)
+    if named is not None and props.get(named, key) != key:
+        raise ValueError(f"{named!r} {props[named]!r} is not its key {key!r}")
+    if label is Label.ARTIFACT:
+        _check_artifact(key, props)
+    if label is Label.TASK and props.get("task_type") != "subagent":
+        raise ValueError(f"a Task is a subagent's scope: 'task_type' {props.get('task_type')!r}")
+    if seq > 0:
+        _check_step(label, key, props)
+
+
+def _check_artifact(key: str, props: dict[str, Any]) -> None:
+    """An artifact version is found by its key and by its ``artifact_id`` and ``version`` (the
+    store indexes those): they must name the same version."""
+    artifact_id, version = props.get("artifact_id"), props.get("version")
+    if not isinstance(artifact_id, str) or type(version) is not int:
+        raise ValueError("an Artifact needs 'artifact_id' (a text) and 'version' (an integer)")
+    if key != artifact_key(artifact_id, version):
+        raise ValueError(
+            f"'artifact_id' {artifact_id!r} and 'version' {version} name "
+            f"{artifact_key(artifact_id, version)!r}, not its key {key!r}"
+        )
+
+
+def _check_step(label: Label, key: str, props: dict[str, Any]) -> None:
+    """A step's chain is its ``parent_subtask_id``'s (a child's key names its scope) and its
+    place there is ``chain_at``, a time."""
+    if label not in _STEPS:
+        raise ValueError(f"'seq' > 0 places a node on a chain, and a {label} is no step")
+    at = props.get("chain_at")
+    try:
+        placed = isinstance(at, str) and datetime.fromisoformat(at).utcoffset() is not None
+    except ValueError:
+        placed = False
+    if not placed:
+        raise ValueError(f"a step's 'chain_at' {at!r} is not a time with a UTC offset")
+    parent = props.get("parent_subtask_id")
+    if parent is None:
+        return
+    if label is Label.TASK:
+        raise ValueError("a subagent's scope has no 'parent_subtask_id'")
+    if not (
+        isinstance(parent, str)
+        and parent.startswith(scope_key(""))
+        and key.startswith(f"{parent}:exec:")
+    ):
+        raise ValueError(f"'parent_subtask_id' {parent!r} is not the scope its key {key!r} names")
+
+
+def _check_int(name: str, value: Any, *, lowest: int = GRAPHQL_INT.start) -> None:
+    """What the API writes and reads back as a GraphQL ``Int``: every integer of a record stays
+    within it, so a value no mutation could have written cannot fail a later read."""
+    if type(value) is not int:
+        raise ValueError(f"{name!r} must be an integer, not {type(value).__name__}")
+    if not lowest <= value < GRAPHQL_INT.stop:
+        raise ValueError(f"{name!r} is {value}, outside {lowest}..{GRAPHQL_INT.stop - 1}")
+
+
+def _check_value(name: str, value: Any, depth: int) -> None:
+    if depth > _MAX_NESTING:
+        raise ValueError(f"{name!r} is nested more than {_MAX_NESTING} levels deep")
+    if type(value) is int:
+        _check_int(name, value)
+    elif isinstance(value, str):
+        check_unicode(value, name)
+    elif isinstance(value, list):
+        for item in value:
+            _check_value(name, item, depth + 1)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_value(f"{name}.{key}", item, depth + 1)
