@@ -146,13 +146,8 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                 raise ValueError(
                     f"{source}, line {number}: an edge to {missing[0]!r}, which no line defines"
                 )
-            source_node, target_node = (graph.nodes[end] for end in ends)
             try:
-                check_edge(
-                    edge_type,
-                    (source_node.label, source_node.session_id),
-                    (target_node.label, target_node.session_id),
-                )
+                check_edge(edge_type, *(graph.nodes[end] for end in ends))
             except ValueError as exc:
                 raise ValueError(f"{source}, line {number}: {exc}") from exc
         for node in graph.nodes.values():  # a session's next step comes after every one here

@@ -14,8 +14,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Final
 
-from resolvers.records import EdgeType, Label, artifact_key, node_id
-from resolvers.steps import scope_key
+from resolvers.records import EdgeType, Label, NodeRecord, artifact_key, node_id
+from resolvers.steps import position, scope_key
 from resolvers.validate import check_unicode
 from resolvers.values import GRAPHQL_INT
 
@@ -78,14 +78,23 @@ def check_record(op: dict[str, Any]) -> None:
         _check_int("value", op["value"], lowest=0)
 
 
-def check_edge(edge_type: str, source: tuple[Label, str], target: tuple[Label, str]) -> None:
-    """Refuse an edge between labels its type does not join, or a chain's edge between two
-    sessions; ``source`` and ``target``: each end's label and session."""
+def check_edge(edge_type: str, source: NodeRecord, target: NodeRecord) -> None:
+    """Refuse an edge between labels its type does not join, a chain's edge between two
+    sessions, and a ``next`` edge between two steps that does not go forward along one chain
+    (the order the store's chain index keeps: ``(chain_at, seq)``, a cycle never does)."""
     kind = EdgeType(edge_type)
-    if (source[0], target[0]) not in _ENDS[kind]:
-        raise ValueError(f"a {kind.value!r} edge does not go from {source[0]} to {target[0]}")
-    if kind in _CHAIN_EDGES and source[1] != target[1]:
-        raise ValueError(f"a {kind.value!r} edge joins two sessions ({source[1]!r}, {target[1]!r})")
+    if (source.label, target.label) not in _ENDS[kind]:
+        raise ValueError(f"a {kind.value!r} edge does not go from {source.label} to {target.label}")
+    if kind in _CHAIN_EDGES and source.session_id != target.session_id:
+        raise ValueError(
+            f"a {kind.value!r} edge joins two sessions "
+            f"({source.session_id!r}, {target.session_id!r})"
+        )
+    if kind is EdgeType.NEXT and source.label in _STEPS:
+        if source.get("parent_subtask_id") != target.get("parent_subtask_id"):
+            raise ValueError("a 'next' edge joins steps of two chains")
+        if position(source) >= position(target):
+            raise ValueError("a 'next' edge goes back along its chain ('chain_at', 'seq')")
 
 
 def _check_node(label: Label, key: str, props: dict[str, Any], seq: int) -> None:

@@ -200,6 +200,28 @@ TASK: dict[str, Any] = {}
             ],
             "line 3: a 'next' edge joins two sessions",
         ),
+        (
+            [
+                node_line("ToolCall:subtask:e1", seq=1, props=STEP),
+                node_line("ToolCall:subtask:e2", seq=2, props=STEP),
+                '{"op": "e", "type": "next", "source": "ToolCall:subtask:e2", '
+                '"target": "ToolCall:subtask:e1"}',
+            ],
+            "line 3: a 'next' edge goes back along its chain",
+        ),
+        (
+            [
+                node_line("ToolCall:subtask:e1", seq=1, props=STEP),
+                node_line(
+                    "ToolCall:subtask:subagent:sa1:exec:c1",
+                    seq=2,
+                    props={**STEP, "parent_subtask_id": SCOPE},
+                ),
+                '{"op": "e", "type": "next", "source": "ToolCall:subtask:e1", '
+                '"target": "ToolCall:subtask:subagent:sa1:exec:c1"}',
+            ],
+            "line 3: a 'next' edge joins steps of two chains",
+        ),
         # An edge whose end no line defines, in either order.
         (
             [
