@@ -17,7 +17,7 @@ from gateway.stores.file.codec import apply_op, capture, decode, encode, snapsho
 from gateway.stores.file.graph import MemoryGraph
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.file.store import FileStore
-from gateway.stores.graph_lines import check_edge, check_record
+from gateway.stores.graph_lines import Chains, check_edge, check_record
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
 from gateway.stores.sqlite.salvage import Salvaged, salvage
@@ -140,6 +140,7 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                 if op["op"] == "e":
                     edges.append((number, op["type"], op["source"], op["target"]))
                     line_of.setdefault((op["type"], op["source"], op["target"]), number)
+        chains = Chains(graph.nodes.values())
         for number, edge_type, *ends in edges:
             missing = [end for end in ends if end not in graph.nodes]
             if missing:
@@ -147,7 +148,7 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                     f"{source}, line {number}: an edge to {missing[0]!r}, which no line defines"
                 )
             try:
-                check_edge(edge_type, *(graph.nodes[end] for end in ends))
+                check_edge(edge_type, graph.nodes[ends[0]], graph.nodes[ends[1]], chains)
             except ValueError as exc:
                 raise ValueError(f"{source}, line {number}: {exc}") from exc
         for node in graph.nodes.values():  # a session's next step comes after every one here

@@ -12,12 +12,16 @@ refused, naming what is wrong.
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any, Final
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any, Final
 
 from resolvers.records import EdgeType, Label, NodeRecord, artifact_key, node_id
 from resolvers.steps import position, scope_key
 from resolvers.validate import check_unicode
 from resolvers.values import GRAPHQL_INT
+
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 # Deeper than any property the API writes (its lists hold texts): beyond, a value is refused.
 _MAX_NESTING: Final = 32
@@ -54,8 +58,41 @@ _ENDS: Final[dict[EdgeType, frozenset[tuple[Label, Label]]]] = {
     EdgeType.CONTAINS: frozenset((Label.TASK, b) for b in _STEPS),
     EdgeType.FEEDS: frozenset({(Label.SOURCE_FILE, Label.RESEARCH_GOAL)}),
 }
-# The edges of a chain: both ends in one session.
-_CHAIN_EDGES: Final = frozenset({EdgeType.NEXT, EdgeType.CONTAINS})
+# The one edge type that may join two sessions: a later session's code reading an artifact.
+_ACROSS_SESSIONS: Final = EdgeType.INPUT
+# Keys whose form names their session (SPEC §2).
+_SESSION_KEYS: Final = {
+    Label.RESEARCH_GOAL: "goal:session:",
+    Label.SOURCE_FILE: "source_file:session:",
+}
+
+
+class Chains:
+    """The chains of a graph's steps as the store orders them (``(chain_at, seq, id)`` per
+    session and scope), which their ``next`` and ``contains`` edges must follow."""
+
+    def __init__(self, nodes: Iterable[NodeRecord]) -> None:
+        chains: dict[tuple[str, Any], list[NodeRecord]] = {}
+        for node in nodes:
+            if node.seq > 0:
+                scope = node.get("parent_subtask_id")
+                chains.setdefault((node.session_id, scope), []).append(node)
+        self._first: dict[tuple[str, Any], str] = {}
+        self._after: dict[str, str] = {}
+        for chain, steps in chains.items():
+            steps.sort(key=lambda step: (*position(step), step.id))
+            self._first[chain] = steps[0].id
+            self._after.update((a.id, b.id) for a, b in pairwise(steps))
+
+    def next_of(self, node: NodeRecord) -> str | None:
+        """The step a ``next`` edge from ``node`` must go to (a goal's: its session's first)."""
+        if node.label is Label.RESEARCH_GOAL:
+            return self._first.get((node.session_id, None))
+        return self._after.get(node.id)
+
+    def first_in(self, scope: NodeRecord) -> str | None:
+        """The step a ``contains`` edge from the subagent scope ``scope`` must go to."""
+        return self._first.get((scope.session_id, scope.key))
 
 
 def check_record(op: dict[str, Any]) -> None:
@@ -73,36 +110,61 @@ def check_record(op: dict[str, Any]) -> None:
         if created.utcoffset() is None:
             raise ValueError(f"'created' {op['created']!r} has no UTC offset")
         _check_int("seq", op["seq"], lowest=0)
-        _check_node(label, op["key"], op["props"], op["seq"])
+        _check_node(label, op["key"], op["session"], op["props"], op["seq"])
     elif kind == "q":
         _check_int("value", op["value"], lowest=0)
 
 
-def check_edge(edge_type: str, source: NodeRecord, target: NodeRecord) -> None:
-    """Refuse an edge between labels its type does not join, a chain's edge between two
-    sessions, and a ``next`` edge between two steps that does not go forward along one chain
-    (the order the store's chain index keeps: ``(chain_at, seq)``, a cycle never does)."""
+def check_edge(edge_type: str, source: NodeRecord, target: NodeRecord, chains: Chains) -> None:
+    """Refuse an edge between labels its type does not join, between two sessions (but an
+    ``input``), or that contradicts its ends' keys or the chains: a step's ``produces`` edge to
+    another execution's code, a ``supersedes`` edge to another artifact or a later version, a
+    ``next`` or ``contains`` edge to another step than the chain's order puts there."""
     kind = EdgeType(edge_type)
     if (source.label, target.label) not in _ENDS[kind]:
-        raise ValueError(f"a {kind.value!r} edge does not go from {source.label} to {target.label}")
-    if kind in _CHAIN_EDGES and source.session_id != target.session_id:
         raise ValueError(
-            f"a {kind.value!r} edge joins two sessions "
+            f"the {kind.value!r} edge does not go from {source.label} to {target.label}"
+        )
+    if kind is not _ACROSS_SESSIONS and source.session_id != target.session_id:
+        raise ValueError(
+            f"the {kind.value!r} edge joins two sessions "
             f"({source.session_id!r}, {target.session_id!r})"
         )
-    if kind is EdgeType.NEXT and source.label in _STEPS:
-        if source.get("parent_subtask_id") != target.get("parent_subtask_id"):
-            raise ValueError("a 'next' edge joins steps of two chains")
-        if position(source) >= position(target):
-            raise ValueError("a 'next' edge goes back along its chain ('chain_at', 'seq')")
+    if kind is EdgeType.PRODUCES and target.label is Label.CODE:
+        runs = (f"subtask:{target.key}", f"{source.get('parent_subtask_id')}:exec:{target.key}")
+        if source.key not in runs:
+            raise ValueError(f"the step {source.key!r} does not run the code {target.key!r}")
+    elif kind is EdgeType.SUPERSEDES:
+        versions = (source.get("version", 0), target.get("version", 0))
+        if source.get("artifact_id") != target.get("artifact_id") or versions[0] <= versions[1]:
+            raise ValueError(f"{source.key!r} does not supersede {target.key!r}")
+    elif kind in (EdgeType.NEXT, EdgeType.CONTAINS):
+        expected = chains.next_of(source) if kind is EdgeType.NEXT else chains.first_in(source)
+        if target.id != expected:
+            raise ValueError(
+                f"the {kind.value!r} edge from {source.id!r} goes to {target.id!r}, where its "
+                f"chain's order ('chain_at', 'seq') puts {expected!r}"
+            )
 
 
-def _check_node(label: Label, key: str, props: dict[str, Any], seq: int) -> None:
+def _check_node(label: Label, key: str, session: str, props: dict[str, Any], seq: int) -> None:
     if not isinstance(props, dict):
         raise ValueError(f"'props' must be an object, not {type(props).__name__}")
     named = _KEY_PROPERTY.get(label)
     if named is not None and props.get(named, key) != key:
         raise ValueError(f"{named!r} {props[named]!r} is not its key {key!r}")
+    if label is Label.PAPER and props.get("link", key) != key:
+        raise ValueError(f"'link' {props['link']!r} is not its key {key!r}")
+    head = _SESSION_KEYS.get(label)
+    if head is not None and key.startswith(head):
+        named_session = key[len(head) :] if label is Label.RESEARCH_GOAL else None
+        own = (
+            named_session == session
+            if named_session is not None
+            else (key.startswith(f"{head}{session}:"))
+        )
+        if not own:
+            raise ValueError(f"its key {key!r} names another session than {session!r}")
     if label is Label.ARTIFACT:
         _check_artifact(key, props)
     if label is Label.TASK and props.get("task_type") != "subagent":

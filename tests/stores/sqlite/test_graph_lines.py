@@ -109,9 +109,15 @@ def node_line(
     return json.dumps({**record, "created": created, "props": props or {}, "seq": seq})
 
 
+def paper_line(session: str, link: str, props: dict[str, Any]) -> str:
+    record = {"op": "n", "id": f"Paper:{session}|{link}", "label": "Paper", "key": link}
+    return json.dumps({**record, "session": session, "created": CREATED, "props": props, "seq": 0})
+
+
 STEP = {"chain_at": "2026-01-01T10:00:05.000000Z"}
 SCOPE = "subtask:subagent:sa1"
 SUBAGENT = {**STEP, "task_type": "subagent"}
+CHILD = {**STEP, "parent_subtask_id": SCOPE}
 TASK: dict[str, Any] = {}
 
 
@@ -189,7 +195,7 @@ TASK: dict[str, Any] = {}
                 '{"op": "e", "type": "supersedes", "source": "ToolCall:subtask:e1", '
                 '"target": "Code:e1"}',
             ],
-            "line 3: a 'supersedes' edge does not go from ToolCall to Code",
+            "line 3: the 'supersedes' edge does not go from ToolCall to Code",
         ),
         (
             [
@@ -198,7 +204,7 @@ TASK: dict[str, Any] = {}
                 '{"op": "e", "type": "next", "source": "ToolCall:subtask:e1", '
                 '"target": "ToolCall:subtask:e2"}',
             ],
-            "line 3: a 'next' edge joins two sessions",
+            "line 3: the 'next' edge joins two sessions",
         ),
         (
             [
@@ -207,7 +213,8 @@ TASK: dict[str, Any] = {}
                 '{"op": "e", "type": "next", "source": "ToolCall:subtask:e2", '
                 '"target": "ToolCall:subtask:e1"}',
             ],
-            "line 3: a 'next' edge goes back along its chain",
+            "line 3: the 'next' edge from 'ToolCall:subtask:e2' goes to 'ToolCall:subtask:e1', "
+            "where its chain's order .* puts None",
         ),
         (
             [
@@ -220,7 +227,56 @@ TASK: dict[str, Any] = {}
                 '{"op": "e", "type": "next", "source": "ToolCall:subtask:e1", '
                 '"target": "ToolCall:subtask:subagent:sa1:exec:c1"}',
             ],
-            "line 3: a 'next' edge joins steps of two chains",
+            "line 3: the 'next' edge from 'ToolCall:subtask:e1' goes to .*c1', where .* puts None",
+        ),
+        (  # forward, but past a step: the chain's edges and its order disagree
+            [
+                *(node_line(f"ToolCall:subtask:e{n}", seq=n, props=STEP) for n in (1, 2, 3)),
+                '{"op": "e", "type": "next", "source": "ToolCall:subtask:e1", '
+                '"target": "ToolCall:subtask:e3"}',
+            ],
+            "line 4: .*goes to 'ToolCall:subtask:e3', where .* puts 'ToolCall:subtask:e2'",
+        ),
+        (
+            [
+                node_line("Task:" + SCOPE, seq=1, props=SUBAGENT),
+                *(node_line(f"ToolCall:{SCOPE}:exec:c{n}", seq=n + 1, props=CHILD) for n in (1, 2)),
+                '{"op": "e", "type": "contains", "source": "Task:subtask:subagent:sa1", '
+                '"target": "ToolCall:subtask:subagent:sa1:exec:c2"}',
+            ],
+            "line 4: the 'contains' edge .* puts 'ToolCall:subtask:subagent:sa1:exec:c1'",
+        ),
+        (
+            [
+                paper_line("s2", "https://x", {"link": "https://x"}),
+                node_line("Evidence:ev1"),
+                '{"op": "e", "type": "extracts", "source": "Paper:s2|https://x", '
+                '"target": "Evidence:ev1"}',
+            ],
+            "line 3: the 'extracts' edge joins two sessions",
+        ),
+        (
+            [node_line("SourceFile:source_file:session:s2:a.csv")],
+            "line 1: .*names another session than 's1'",
+        ),
+        ([paper_line("s1", "https://x", {"link": "https://y"})], "line 1: .*'link' 'https://y'"),
+        (
+            [
+                node_line("ToolCall:subtask:e1", seq=1, props=STEP),
+                node_line("Code:e2"),
+                '{"op": "e", "type": "produces", "source": "ToolCall:subtask:e1", '
+                '"target": "Code:e2"}',
+            ],
+            "line 3: the step 'subtask:e1' does not run the code 'e2'",
+        ),
+        (
+            [
+                node_line("Artifact:a#v1", props={"artifact_id": "a", "version": 1}),
+                node_line("Artifact:a#v2", props={"artifact_id": "a", "version": 2}),
+                '{"op": "e", "type": "supersedes", "source": "Artifact:a#v1", '
+                '"target": "Artifact:a#v2"}',
+            ],
+            "line 3: 'a#v1' does not supersede 'a#v2'",
         ),
         # An edge whose end no line defines, in either order.
         (
