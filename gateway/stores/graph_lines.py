@@ -4,9 +4,11 @@ A record's line must hold nothing a later read would fail on (a time without an 
 integer outside GraphQL's ``Int``, text that is not Unicode, a value nested too deep), and
 nothing that would make two reads disagree: the store derives what it indexes (an artifact's id
 and version, a step's chain and its place in it) from a node's properties, so those must say
-what its key says (SPEC §2), and an edge must join the labels its type joins, a chain's edges
-the nodes of one session. Exported graphs always pass; a hand-edited line that does not is
-refused, naming what is wrong.
+what its key says (SPEC §2); an edge must join the labels its type joins, within one session
+(but ``input``), as its ends' keys say (a step runs its own code, a version supersedes an
+earlier one of its artifact), and a chain's edges must follow the chain's order. Every graph
+the use cases write passes (``tests/stores/sqlite/test_graph_lines.py`` exports and imports
+generated sessions); a hand-edited line that does not is refused, naming what is wrong.
 """
 
 from __future__ import annotations
@@ -155,22 +157,24 @@ def _check_node(label: Label, key: str, session: str, props: dict[str, Any], seq
         raise ValueError(f"{named!r} {props[named]!r} is not its key {key!r}")
     if label is Label.PAPER and props.get("link", key) != key:
         raise ValueError(f"'link' {props['link']!r} is not its key {key!r}")
-    head = _SESSION_KEYS.get(label)
-    if head is not None and key.startswith(head):
-        named_session = key[len(head) :] if label is Label.RESEARCH_GOAL else None
-        own = (
-            named_session == session
-            if named_session is not None
-            else (key.startswith(f"{head}{session}:"))
-        )
-        if not own:
-            raise ValueError(f"its key {key!r} names another session than {session!r}")
+    if not _in_named_session(label, key, session):
+        raise ValueError(f"its key {key!r} names another session than {session!r}")
     if label is Label.ARTIFACT:
         _check_artifact(key, props)
     if label is Label.TASK and props.get("task_type") != "subagent":
         raise ValueError(f"a Task is a subagent's scope: 'task_type' {props.get('task_type')!r}")
     if seq > 0:
         _check_step(label, key, props)
+
+
+def _in_named_session(label: Label, key: str, session: str) -> bool:
+    """Whether a key of a form that names a session (``goal:session:<id>``,
+    ``source_file:session:<id>:<path>``) names ``session``; any other key does."""
+    head = _SESSION_KEYS.get(label)
+    if head is None or not key.startswith(head):
+        return True
+    named = key[len(head) :]
+    return named == session if label is Label.RESEARCH_GOAL else named.startswith(f"{session}:")
 
 
 def _check_artifact(key: str, props: dict[str, Any]) -> None:
