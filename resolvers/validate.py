@@ -158,17 +158,25 @@ def validate_event(event: Any, prefix: str = "input") -> None:
 _SESSION_KEYS = {"goal_id": "goal:session:", "file_id": "source_file:session:"}
 
 
+def names_other_session(name: str, value: str, session_id: str) -> bool:
+    """Whether the key ``value`` of the field ``name`` (``goal_id``, ``file_id``) has the form
+    that names a session (``goal:session:<id>``, ``source_file:session:<id>:<path>``) and names
+    another one than ``session_id``."""
+    head = _SESSION_KEYS.get(name)
+    if head is None or not value.startswith(head):
+        return False
+    rest = value[len(head) :]
+    own = rest == session_id if name == "goal_id" else rest.startswith(session_id + ":")
+    return not own
+
+
 def _check_own_session(event: Any, names: dict[str, str], prefix: str) -> None:
     session_id = getattr(event, "session_id", None)
     if not isinstance(session_id, str):
         return
     for name, head in _SESSION_KEYS.items():
         value = getattr(event, name, None)
-        if not isinstance(value, str) or not value.startswith(head):
-            continue
-        rest = value[len(head) :]
-        own = rest == session_id if name == "goal_id" else rest.startswith(session_id + ":")
-        if not own:
+        if isinstance(value, str) and names_other_session(name, value, session_id):
             form = head + "<sessionId>" + (":<path>" if name == "file_id" else "")
             raise InvalidInputError(
                 f"{prefix}.{names.get(name) or camel(name)}",

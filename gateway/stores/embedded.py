@@ -17,12 +17,13 @@ from gateway.stores.file.codec import apply_op, capture, decode, encode, snapsho
 from gateway.stores.file.graph import MemoryGraph
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.file.store import FileStore
-from gateway.stores.graph_lines import Chains, check_edge, check_record
+from gateway.stores.graph_lines import check_record
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
 from gateway.stores.sqlite.salvage import Salvaged, salvage
 from gateway.stores.sqlite.store import READERS, SqliteStore
 from resolvers.errors import InvalidInputError
+from resolvers.integrity import Chains, check_edge
 from resolvers.values import check_finite, finite_json
 
 if TYPE_CHECKING:
@@ -111,9 +112,9 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
     ``export_graph``; the number of records. Raises ``ValueError`` naming the line of a bad
     record (one holding a ``NaN`` or infinity, which JSON lacks, names the field too), of one
     holding a value no later read could answer or that two reads would disagree on
-    (``gateway.stores.graph_lines``), and of an edge whose end no line defines or that joins
-    what its type does not; ``FileExistsError`` when the directory already holds a graph.
-    Nothing is built unless every line is good."""
+    (``gateway.stores.graph_lines``), and of an edge whose end no line defines or that the
+    graph model refuses (``resolvers.integrity``); ``FileExistsError`` when the directory
+    already holds a graph. Nothing is built unless every line is good."""
 
     def build() -> int:
         if (directory / DATABASE_NAME).exists() or log_files(directory):
