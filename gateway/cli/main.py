@@ -152,7 +152,7 @@ async def _export_graph(output: Path, settings: Settings) -> int:
         stored_engine,
     )
     from gateway.stores.file.lock import StoreLockedError
-    from gateway.stores.sqlite.store import DatabaseFileError
+    from gateway.stores.sqlite.migrate import DatabaseFileError
     from resolvers.errors import StoreUnavailableError
 
     directory = settings.data_dir / "graph"

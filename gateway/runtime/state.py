@@ -43,7 +43,7 @@ from gateway.stores.file.faults import disk_fault
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.lock import StoreLockedError
 from gateway.stores.file.memory import FileMemoryStore, MemoryFileError
-from gateway.stores.sqlite.store import DatabaseFileError
+from gateway.stores.sqlite.migrate import DatabaseFileError
 from resolvers.errors import (
     InvalidInputError,
     MemoryGraphDisabledError,

@@ -1,4 +1,5 @@
-"""Moving a log-engine data directory (``gateway.stores.file``) into the SQLite database.
+"""Making a data directory's SQLite database: a new, empty one (``prepare_database``), or one
+moved from a log-engine data directory (``gateway.stores.file``).
 
 Runs once, on the first open of a directory that holds a log or snapshot but no database, with
 the directory's lock held: the graph is loaded as the log engine loads it (torn tail dropped,
@@ -17,7 +18,7 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING
 
-from gateway.stores.file.codec import capture
+from gateway.stores.file.codec import Captured, capture
 from gateway.stores.file.loading import load
 from gateway.stores.sqlite.schema import (
     INDEXES,
@@ -30,8 +31,6 @@ from gateway.stores.sqlite.schema import (
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from gateway.stores.file.codec import Captured
 
 logger = logging.getLogger(__name__)
 
@@ -46,6 +45,30 @@ BUILD_CACHE_KIB = 256 * 1024
 
 def log_files(directory: Path) -> list[Path]:
     return sorted(path for pattern in _LOG_PATTERNS for path in directory.glob(pattern))
+
+
+def prepare_database(directory: Path, *, fsync: bool = True) -> None:
+    """Make sure ``directory`` holds its database (blocking): migrate a log engine's files found
+    there, or create an empty graph, whole or not at all (the migration's build of nothing).
+    A database this store made is never an empty file, so one found empty was truncated or
+    replaced outside it: refused (``DatabaseFileError``) rather than opened as an empty graph
+    that new writes would then fill."""
+    if migrate_file_log(directory, fsync=fsync):
+        return
+    database = directory / DATABASE_NAME
+    if not database.exists():
+        build_database(directory, Captured([], [], {}, []), fsync=fsync, origin="empty")
+    elif database.stat().st_size == 0:
+        raise DatabaseFileError(
+            f"{database}: the file is empty (0 bytes), but a graph database is never empty: "
+            "it was truncated or replaced; restore it from a backup, or move it aside to "
+            "start with an empty graph"
+        )
+
+
+class DatabaseFileError(Exception):
+    """The database file cannot be opened as one (damaged, not a database, unreadable, empty):
+    the message names the file, what is wrong with it and what to do."""
 
 
 def migrate_file_log(directory: Path, *, fsync: bool = True) -> bool:
@@ -78,7 +101,8 @@ def build_database(directory: Path, captured: Captured, *, fsync: bool, origin: 
     database = directory / DATABASE_NAME
     partial = directory / f"{DATABASE_NAME}.migrating"
     total = captured.record_count()
-    logger.info("writing the graph to SQLite: %d records", total)
+    if total:
+        logger.info("writing the graph to SQLite: %d records", total)
     try:
         _write_database(partial, captured, total, origin)
     except BaseException:
@@ -95,6 +119,7 @@ def build_database(directory: Path, captured: Captured, *, fsync: bool, origin: 
 
 
 def _write_database(partial: Path, captured: Captured, total: int, origin: str) -> None:
+    say = logger.info if total else logger.debug  # a new, empty graph: nothing to follow
     db = sqlite3.connect(partial, isolation_level=None)
     try:
         # The file is not the database until it is renamed: no journal, one fsync at the end.
@@ -105,10 +130,10 @@ def _write_database(partial: Path, captured: Captured, total: int, origin: str) 
         db.execute("CREATE TEMP TABLE loaded_terms AS SELECT * FROM terms WHERE 0")
         db.execute("BEGIN")
         _load_records(db, captured, total)
-        logger.info("writing the graph to SQLite: sorting the search index")
+        say("writing the graph to SQLite: sorting the search index")
         db.execute("INSERT INTO terms SELECT * FROM loaded_terms ORDER BY token, rank, newer, nid")
         db.execute("DROP TABLE loaded_terms")
-        logger.info("writing the graph to SQLite: building the indexes")
+        say("writing the graph to SQLite: building the indexes")
         for statement in INDEXES.split(";"):  # not executescript: it would commit first
             db.execute(statement)
         db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))

@@ -47,7 +47,7 @@ from gateway.stores.file.faults import DirectoryWatch, check_durable, disk_fault
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.connection import Readers, Worker
-from gateway.stores.sqlite.migrate import DATABASE_NAME, migrate_file_log
+from gateway.stores.sqlite.migrate import DATABASE_NAME, DatabaseFileError, prepare_database
 from gateway.stores.sqlite.reads import Reads
 from gateway.stores.sqlite.schema import (
     DAMAGED,
@@ -136,11 +136,6 @@ def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> DatabaseFileError:
     return DatabaseFileError(f"{path}: {problem}; {advice}")
 
 
-class DatabaseFileError(Exception):
-    """The database file cannot be opened as one (damaged, not a database, unreadable): the
-    message names the file, what SQLite said and what to do."""
-
-
 class SqliteStore(Reads):
     """The embedded backend on SQLite. Use ``await SqliteStore.open(directory)``."""
 
@@ -202,7 +197,7 @@ class SqliteStore(Reads):
         ``StoreLockedError`` when another process holds the directory."""
         lock = DirectoryLock.acquire(directory)
         try:
-            await asyncio.to_thread(migrate_file_log, directory, fsync=fsync)
+            await asyncio.to_thread(prepare_database, directory, fsync=fsync)
             path = directory / DATABASE_NAME
             synchronous = "FULL" if fsync else "OFF"
             writer = Worker(

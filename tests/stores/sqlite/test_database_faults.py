@@ -18,9 +18,10 @@ import pytest
 
 from gateway.cli.main import main
 from gateway.stores.embedded import capture_embedded, import_graph
+from gateway.stores.sqlite import migrate
 from gateway.stores.sqlite import store as store_module
-from gateway.stores.sqlite.migrate import DATABASE_NAME
-from gateway.stores.sqlite.store import DatabaseFileError, SqliteStore
+from gateway.stores.sqlite.migrate import DATABASE_NAME, DatabaseFileError
+from gateway.stores.sqlite.store import SqliteStore
 from resolvers.errors import StoreUnavailableError, StoreWriteError
 from tests.stores.sqlite.test_sqlite_store import GOAL, call_id, executions, goal
 
@@ -37,6 +38,9 @@ PAGE = 4096
         pytest.param(
             lambda path: path.write_bytes(path.read_bytes()[: 3 * PAGE // 2]), id="truncated"
         ),
+        # SQLite reads an empty file as an empty database: the store would start as an empty
+        # graph and take new writes in it.
+        pytest.param(lambda path: path.write_bytes(b""), id="emptied"),
     ],
 )
 async def test_a_file_sqlite_cannot_read_stops_the_start_naming_it(
@@ -71,6 +75,27 @@ def _damage_the_nodes_table(path: Path) -> None:
     with path.open("r+b") as file:
         file.seek((min(pages) - 1) * PAGE)
         file.write(b"\xa5" * PAGE)
+
+
+async def test_a_new_directory_gets_its_database_whole_or_not_at_all(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def fail(*args: object) -> None:
+        (tmp_path / f"{DATABASE_NAME}.migrating").write_bytes(b"")  # begun, then a fault
+        raise OSError("no space left on device")
+
+    monkeypatch.setattr(migrate, "_write_database", fail)
+    with pytest.raises(OSError, match="no space"):
+        await SqliteStore.open(tmp_path)
+    assert not [name for name in os.listdir(tmp_path) if name.startswith(DATABASE_NAME)]
+
+    monkeypatch.undo()
+    store = await SqliteStore.open(tmp_path)  # a kill right after the start, before a write
+    await store.aclose()
+    assert (tmp_path / DATABASE_NAME).stat().st_size > 0  # never an empty file of its own
+    store = await SqliteStore.open(tmp_path)
+    await goal(store)
+    await store.aclose()
 
 
 async def test_a_damaged_page_is_unreachable_degraded_and_refuses_writes(tmp_path: Path) -> None:
