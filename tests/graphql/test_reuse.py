@@ -159,6 +159,34 @@ def test_an_entry_goes_with_its_source() -> None:
     assert kept.get(lasting, None) == "kept"
 
 
+def test_a_source_holds_a_value_per_key_and_the_latest_for_each() -> None:
+    kept: IdentityCache[int] = IdentityCache(10)
+    source = _Source()
+    for value, key in enumerate((None, "a", "b", None, "b")):
+        kept.put(source, key, value)
+
+    assert [kept.get(source, key) for key in (None, "a", "b", "c")] == [3, 1, 4, None]
+
+
+def test_an_entry_is_one_object_for_the_collector() -> None:
+    # The collector walks every entry of a full cache in its old-generation collections
+    # (24,000 entries a cache): each object an entry is made of is walked again each time.
+    sources = [_Source() for _ in range(1_000)]
+    kept: IdentityCache[int] = IdentityCache(2_000)
+    gc.collect()
+    gc.disable()
+    try:
+        before = len(gc.get_objects())
+        for value, source in enumerate(sources):
+            kept.put(source, None, value)
+        made = len(gc.get_objects()) - before
+    finally:
+        gc.enable()
+
+    assert len(kept) == 1_000
+    assert made <= 1_000 + 10
+
+
 def _node(data: dict[str, Any], node_id: str) -> dict[str, Any]:
     found: list[dict[str, Any]] = [n for n in data["subgraph"]["nodes"] if n["id"] == node_id]
     (node,) = found
