@@ -8,7 +8,11 @@ import strawberry
 
 from gateway.schema.errors import GraphBackend
 from resolvers import events
-from resolvers.validate import check_text
+from resolvers.errors import InvalidInputError
+from resolvers.validate import MAX_ID_LENGTH, check_text
+
+# The task id of an MCP search: ``subtask:mcp:<invocationId>``, an id like any other.
+MCP_TASK_PREFIX = "subtask:mcp:"
 
 
 @strawberry.input
@@ -138,11 +142,18 @@ class ObserveMcpSearchInput:
         # derived ``subtask:mcp:<id>`` would hide an empty invocationId from the validation of
         # the event. Records become products, accepted one by one (``accept_products``).
         check_text("task_id", self.invocation_id, "input.invocationId")
+        if len(MCP_TASK_PREFIX) + len(self.invocation_id) > MAX_ID_LENGTH:
+            most = MAX_ID_LENGTH - len(MCP_TASK_PREFIX)
+            raise InvalidInputError(
+                "input.invocationId",
+                f"at most {most} characters (the task id `{MCP_TASK_PREFIX}<invocationId>` "
+                f"at most {MAX_ID_LENGTH})",
+            )
         check_text("source", self.source, "input.source")
         return events.from_input(
             events.ToolCallObserved,
             self,
-            task_id=f"subtask:mcp:{self.invocation_id}",
+            task_id=MCP_TASK_PREFIX + self.invocation_id,
             tool_name=self.tool_name or f"mcp__{self.source}__search",
             products=tuple(
                 events.from_input(events.PaperProduct, r, link=r.url) for r in self.records or ()

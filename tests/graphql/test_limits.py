@@ -18,6 +18,7 @@ from graphql import parse, validate
 
 from gateway.schema import build_schema
 from gateway.schema import limits as schema_limits
+from gateway.schema.inputs import MCP_TASK_PREFIX
 from gateway.schema.limits import Limits
 from resolvers import resolve, subgraph
 from resolvers.memory.records import MAX_TAGS
@@ -248,6 +249,28 @@ async def test_an_input_at_its_length_limit_is_written_and_one_more_is_refused(
 
     assert (refused["__typename"], refused["field"]) == ("InvalidInput", f"input.{field}")
     assert written["__typename"] == "Observed"
+
+
+async def test_an_mcp_invocation_id_is_refused_by_its_own_name_past_its_task_ids_limit(
+    gql: GraphQLClient,
+) -> None:
+    most = MAX_ID_LENGTH - len(MCP_TASK_PREFIX)  # it becomes the task id
+
+    async def search(invocation_id: str) -> dict[str, Any]:
+        value = {"invocationId": invocation_id, "sessionId": "s1", "turnId": "t1", "source": "x"}
+        selection = "__typename ... on InvalidInput { field message } ... on Observed { nodeIds }"
+        return await b.mutate(gql, "observeMcpSearch", "ObserveMcpSearchInput", value, selection)
+
+    refused = await search("q" * (most + 1))
+    written = await search("q" * most)
+
+    assert refused == {
+        "__typename": "InvalidInput",
+        "field": "input.invocationId",
+        "message": f"input.invocationId: at most {most} characters (the task id "
+        f"`subtask:mcp:<invocationId>` at most {MAX_ID_LENGTH})",
+    }
+    assert written["nodeIds"] == [f"ToolCall:subtask:mcp:{'q' * most}"]
 
 
 async def test_memory_tags_at_their_limit_are_kept_and_one_more_is_refused(
