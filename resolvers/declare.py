@@ -273,7 +273,8 @@ async def _resolve_cites(tx: GraphReader, e: ClaimDeclared) -> list[Chip]:
         )
     chips = [await _evidence_chip(tx, e.session_id, c.alias, c.id) for c in e.cites_evidence]
     chips += [
-        await _artifact_chip(tx, a.alias, a.artifact_id, a.version) for a in e.cites_artifacts
+        await _artifact_chip(tx, e.session_id, a.alias, a.artifact_id, a.version)
+        for a in e.cites_artifacts
     ]
     chips += [await _file_chip(tx, e.session_id, c.alias, c.id) for c in e.cites_source_files]
     return chips
@@ -294,17 +295,22 @@ async def _evidence_chip(tx: GraphReader, session_id: str, alias: str, evidence_
 
 
 async def _artifact_chip(
-    tx: GraphReader, alias: str, artifact_id: str, version: int | None
+    tx: GraphReader, session_id: str, alias: str, artifact_id: str, version: int | None
 ) -> Chip:
-    versions = [v for v in await tx.artifact_versions(artifact_id) if not v.deleted]
+    """A version of an artifact of the claim's own session: a claim's ``supports`` edges, like
+    every edge but ``input``, stay inside its session (another session's artifact is its
+    graph, SPEC §3.8, and the traces and chains of either would not see the edge)."""
+    versions = await tx.artifact_versions(artifact_id, session_id=session_id)
+    versions = [v for v in versions if not v.deleted]
     if version is not None:
         versions = [v for v in versions if v.get("version") == version]
     if not versions:
         wanted = artifact_key(artifact_id, version) if version else artifact_id
         _reject(
             DeclareCode.ARTIFACT_VERSION_NOT_FOUND,
-            f"Artifact {wanted} has not been recorded.",
-            "Call list_artifacts to find a recorded artifact id and version, then cite it.",
+            f"Artifact {wanted} has not been recorded in this session.",
+            "Call list_artifacts to find an artifact id and version recorded in this session, "
+            "then cite it.",
             alias,
         )
     node = versions[-1]

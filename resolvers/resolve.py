@@ -127,7 +127,13 @@ async def _by_domain_key(
     artifact = await _artifact(store, ref, session_id, version)
     if artifact is not None:
         return artifact
-    matches = await store.nodes_by_key(ref, session_id=session_id)
+    # An artifact's key is found by ``_artifact`` alone, where ``version`` wins: ``fig#v2``
+    # asked with ``version: 1`` names version 1, which may not exist.
+    matches = [
+        node
+        for node in await store.nodes_by_key(ref, session_id=session_id)
+        if node.label is not Label.ARTIFACT
+    ]
     link = normalize_link(ref)
     if link and link != ref:
         matches += await store.nodes_by_key(link, labels=[Label.PAPER], session_id=session_id)

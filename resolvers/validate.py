@@ -170,6 +170,26 @@ def names_other_session(name: str, value: str, session_id: str) -> bool:
     return not own
 
 
+# An artifact's version key is ``<artifactId>#v<n>``, and a reference resolves a trailing
+# ``#v<n>`` as that version (SPEC §2.1): an artifact id ending so would be read as another one.
+_VERSION_SUFFIX = re.compile(r"#v[0-9]+$")
+
+
+def _check_key_form(name: str, value: str, path: str) -> None:
+    """Refuse an id that a lookup by key would read as another node's: an ``artifactId``
+    ending in a version suffix, a tool call's ``taskId`` of the form of a goal's or an
+    upload's key (the lookup of that key would find the tool call)."""
+    if name == "artifact_id" and _VERSION_SUFFIX.search(value):
+        raise InvalidInputError(
+            path, "must not end in #v<digits>: `<artifactId>#v<n>` names version n of an artifact"
+        )
+    if name == "task_id" and value.startswith(tuple(_SESSION_KEYS.values())):
+        forms = " or ".join(f"{head}…" for head in _SESSION_KEYS.values())
+        raise InvalidInputError(
+            path, f"must not take the form of a goal's or an upload's key ({forms})"
+        )
+
+
 def _check_own_session(event: Any, names: dict[str, str], prefix: str) -> None:
     session_id = getattr(event, "session_id", None)
     if not isinstance(session_id, str):
@@ -223,6 +243,7 @@ def check_text(name: str, value: str, path: str) -> None:
         raise InvalidInputError(path, "must not be empty")
     if len(value) > limit:
         raise InvalidInputError(path, f"at most {limit} characters")
+    _check_key_form(name, value, path)
     if name == "session_id" and SESSION_SEPARATOR in value:
         raise InvalidInputError(path, f"must not contain {SESSION_SEPARATOR!r} (Paper ids use it)")
     check_characters(value, path, single_line=identifier)

@@ -128,7 +128,9 @@ ERROR_CODES = {
     "SOURCE_FILE_IS_PDF": "A PDF is cited through Evidence, not directly from a claim.",
     "NO_CITES_TARGET": "A claim needs at least one cite whose target exists.",
     "EVIDENCE_NOT_FOUND": "A cited Evidence id does not exist in this session.",
-    "ARTIFACT_VERSION_NOT_FOUND": "A cited Artifact version has not been recorded.",
+    "ARTIFACT_VERSION_NOT_FOUND": (
+        "A cited Artifact version has not been recorded in the claim's session."
+    ),
     "ARTIFACT_NOT_FOUND": "The report Artifact version did not arrive in time.",
     "CLAIM_NOT_FOUND": "A claim id to link does not exist in this session.",
     "QUERY_LIMIT_EXCEEDED": "A request limit (depth, aliases, tokens, cost, time budget) was hit.",

@@ -6,6 +6,8 @@ import asyncio
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+import pytest
+
 from tests import builders as b
 
 if TYPE_CHECKING:
@@ -79,6 +81,26 @@ async def test_a_claim_citing_an_unmirrored_artifact_names_list_artifacts(
         "ARTIFACT_VERSION_NOT_FOUND",
     )
     assert "list_artifacts" in result["instruction"]
+
+
+@pytest.mark.parametrize("version", [1, None], ids=["a version", "the latest"])
+async def test_a_claim_citing_another_sessions_artifact_is_rejected_and_writes_nothing(
+    gql: GraphQLClient, version: int | None
+) -> None:
+    # A ``supports`` edge into another session: that session's artifact would list the claim,
+    # while the chains and traces of both sessions, walked inside one session, never see it.
+    await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig")])
+    await b.execution(gql, "s2", "e2", artifacts=[b.artifact("own")])
+    before = (await b.subgraph(gql, "s1"), await b.subgraph(gql, "s2"))
+
+    result = await b.claim(gql, "s2", artifacts=[("fig", version)])
+
+    assert (result["__typename"], result["code"]) == (
+        "DeclareRejected",
+        "ARTIFACT_VERSION_NOT_FOUND",
+    )
+    assert "in this session" in result["message"]
+    assert (await b.subgraph(gql, "s1"), await b.subgraph(gql, "s2")) == before
 
 
 async def test_a_claim_citing_only_an_artifact_is_declared(gql: GraphQLClient) -> None:

@@ -113,6 +113,53 @@ async def test_a_real_version_suffix_still_resolves(gql: GraphQLClient) -> None:
     assert data["node"] == {"__typename": "Artifact", "key": "fig#v1"}
 
 
+@pytest.mark.parametrize("ref", ["fig#v2", "Artifact:fig#v2", "fig"])
+async def test_a_version_asked_for_that_does_not_exist_is_not_found_however_named(
+    gql: GraphQLClient, ref: str
+) -> None:
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig", 2)])  # only version 2
+
+    data = await gql.execute(
+        "query($r: ID!) {"
+        " getChain(nodeId: $r, kind: VIEW_PRODUCING_CODE, version: 1) { __typename }"
+        " chainExists(nodeId: $r, kinds: [VIEW_PRODUCING_CODE], version: 1) { __typename } }",
+        r=ref,
+    )
+
+    assert data == {
+        "getChain": {"__typename": "NodeNotFound"},
+        "chainExists": {"__typename": "NodeNotFound"},
+    }
+
+
+async def test_an_artifact_id_ending_in_a_version_suffix_is_refused(gql: GraphQLClient) -> None:
+    # ``fig#v2`` version 1 would be stored as ``fig#v2#v1``, and ``fig#v2`` read as version 2
+    # of ``fig``.
+    await b.first_message(gql, "s1")
+
+    answer = await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig#v2", 1)])
+
+    assert (answer["__typename"], answer["field"]) == (
+        "InvalidInput",
+        "input.producedArtifacts[0].artifactId",
+    )
+    assert b.node_ids(await b.subgraph(gql, "s1")) == {"ResearchGoal:goal:session:s1"}
+
+
+@pytest.mark.parametrize(
+    "task_id", ["goal:session:s1", "goal:session:s2", "source_file:session:s1:a.csv"]
+)
+async def test_a_task_id_of_the_form_of_a_goals_or_an_uploads_key_is_refused(
+    gql: GraphQLClient, task_id: str
+) -> None:
+    # The lookup of that goal's or upload's key would find the tool call.
+    answer = await b.tool_call(gql, "s2", task_id, papers=[])
+
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", "input.taskId")
+    assert (await b.subgraph(gql, "s2"))["nodes"] == []
+
+
 BAD_CURSORS = [
     cursor(f"offset:{2**63}"),
     cursor("offset:" + "9" * 4301),
