@@ -182,7 +182,8 @@ def _url(raw: str) -> str:
     """A URL per SPEC §3.7: ``http`` becomes ``https``; scheme and host lower-cased; user-info,
     default port, fragment, trailing ``/`` and tracking parameters dropped; other query
     parameters kept exactly as written (``?flag`` stays ``?flag``); IPv6 hosts keep their
-    brackets; a scheme-less ``host/path`` gets ``https://``.
+    brackets; a scheme-less ``host/path`` gets ``https://``. A URL without a host, or whose
+    host is a bare number, identifies nothing (``""``).
 
     A link ``urlsplit`` refuses (e.g. an unclosed ``[``) is kept as written: it can still be
     stored and looked up, it just has no other spelling."""
@@ -194,6 +195,8 @@ def _url(raw: str) -> str:
         return raw
     scheme = parts.scheme.lower()
     host = (parts.hostname or "").rstrip(".")
+    if not host or host.isdigit():
+        return ""  # no host (``https://``, ``?a=1``, ``https:///x``) or a number (``10.``)
     if ":" in host:
         host = f"[{host}]"
     if port is not None and port != _DEFAULT_PORTS.get(scheme) and port != 443:

@@ -52,11 +52,14 @@ async def test_a_search_with_bad_records_keeps_the_good_ones(gql: GraphQLClient)
 
 
 async def test_a_link_that_identifies_nothing_is_rejected(gql: GraphQLClient) -> None:
-    result = await _search(gql, [{"url": "doi:"}, {"url": "https://x.org/1"}])
+    junk = ["doi:", "https://", "10.", "?a=1", "https:///x"]
+    result = await _search(gql, [*({"url": url} for url in junk), {"url": "https://x.org/1"}])
 
     assert result["rejected"] == [
-        {"index": 0, "field": "input.records[0].url", "message": "identifies nothing"}
+        {"index": i, "field": f"input.records[{i}].url", "message": "identifies nothing"}
+        for i in range(len(junk))
     ]
+    assert b.node_ids(await b.subgraph(gql, "s1"), "PAPER") == {"Paper:s1|https://x.org/1"}
 
 
 async def test_a_link_too_long_to_index_is_rejected_and_the_others_recorded(

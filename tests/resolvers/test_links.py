@@ -210,7 +210,14 @@ def test_distinct_identifiers_never_merge() -> None:
     assert merged == []
 
 
-@pytest.mark.parametrize("raw", ["", "  ", "doi:", "arXiv:", "s2:", "https://doi.org/"])
+@pytest.mark.parametrize(
+    "raw",
+    [
+        *("", "  ", "doi:", "arXiv:", "s2:", "https://doi.org/"),
+        # URLs without a host, or whose host is a number
+        *("https://", "http://", "https:///x", "?a=1", "https://user@/x", "10.", "https://10"),
+    ],
+)
 def test_nothing_identifying_is_empty(raw: str) -> None:
     assert normalize_link(raw) == ""
 
