@@ -125,8 +125,8 @@ async def _by_domain_key(
     store: GraphReader, ref: str, session_id: str | None, version: int | None
 ) -> NodeRecord | None:
     artifact = await _artifact(store, ref, session_id, version)
-    if artifact is not None:
-        return artifact
+    if artifact is not None or version is not None:
+        return artifact  # a version asked for names an artifact's, or nothing
     # An artifact's key is found by ``_artifact`` alone, where ``version`` wins: ``fig#v2``
     # asked with ``version: 1`` names version 1, which may not exist.
     matches = [

@@ -175,15 +175,20 @@ def names_other_session(name: str, value: str, session_id: str) -> bool:
 _VERSION_SUFFIX = re.compile(r"#v[0-9]+$")
 
 
+# Fields whose value is (the start of) a new node's key: a goal's or an upload's key form there
+# would make a lookup of that goal's or upload's key find the new node.
+_NEW_KEYS = frozenset({"task_id", "execution_id", "artifact_id"})
+
+
 def _check_key_form(name: str, value: str, path: str) -> None:
     """Refuse an id that a lookup by key would read as another node's: an ``artifactId``
-    ending in a version suffix, a tool call's ``taskId`` of the form of a goal's or an
-    upload's key (the lookup of that key would find the tool call)."""
+    ending in a version suffix, and a new node's key of the form of a goal's or an upload's
+    key."""
     if name == "artifact_id" and _VERSION_SUFFIX.search(value):
         raise InvalidInputError(
             path, "must not end in #v<digits>: `<artifactId>#v<n>` names version n of an artifact"
         )
-    if name == "task_id" and value.startswith(tuple(_SESSION_KEYS.values())):
+    if name in _NEW_KEYS and value.startswith(tuple(_SESSION_KEYS.values())):
         forms = " or ".join(f"{head}…" for head in _SESSION_KEYS.values())
         raise InvalidInputError(
             path, f"must not take the form of a goal's or an upload's key ({forms})"

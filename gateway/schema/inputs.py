@@ -141,7 +141,6 @@ class ObserveMcpSearchInput:
         # The two fields the event's are derived from, checked as the client wrote them: the
         # derived ``subtask:mcp:<id>`` would hide an empty invocationId from the validation of
         # the event. Records become products, accepted one by one (``accept_products``).
-        check_text("task_id", self.invocation_id, "input.invocationId")
         if len(MCP_TASK_PREFIX) + len(self.invocation_id) > MAX_ID_LENGTH:
             most = MAX_ID_LENGTH - len(MCP_TASK_PREFIX)
             raise InvalidInputError(
@@ -149,6 +148,7 @@ class ObserveMcpSearchInput:
                 f"at most {most} characters (the task id `{MCP_TASK_PREFIX}<invocationId>` "
                 f"at most {MAX_ID_LENGTH})",
             )
+        check_text("task_id", self.invocation_id, "input.invocationId")
         check_text("source", self.source, "input.source")
         return events.from_input(
             events.ToolCallObserved,

@@ -147,17 +147,49 @@ async def test_an_artifact_id_ending_in_a_version_suffix_is_refused(gql: GraphQL
     assert b.node_ids(await b.subgraph(gql, "s1")) == {"ResearchGoal:goal:session:s1"}
 
 
-@pytest.mark.parametrize(
-    "task_id", ["goal:session:s1", "goal:session:s2", "source_file:session:s1:a.csv"]
-)
-async def test_a_task_id_of_the_form_of_a_goals_or_an_uploads_key_is_refused(
-    gql: GraphQLClient, task_id: str
-) -> None:
-    # The lookup of that goal's or upload's key would find the tool call.
-    answer = await b.tool_call(gql, "s2", task_id, papers=[])
+KEY_FORMS = ["goal:session:s1", "goal:session:s2", "source_file:session:s2:a.csv"]
 
-    assert (answer["__typename"], answer["field"]) == ("InvalidInput", "input.taskId")
+
+@pytest.mark.parametrize("key", KEY_FORMS)
+@pytest.mark.parametrize("field", ["taskId", "executionId", "artifactId"])
+async def test_a_new_nodes_key_of_the_form_of_a_goals_or_an_uploads_is_refused(
+    gql: GraphQLClient, field: str, key: str
+) -> None:
+    # The lookup of that goal's or upload's key would find the new node.
+    if field == "taskId":
+        answer = await b.tool_call(gql, "s2", key, papers=[])
+        path = "input.taskId"
+    elif field == "executionId":
+        answer = await b.execution(gql, "s2", key)
+        path = "input.executionId"
+    else:
+        answer = await b.execution(gql, "s2", "e1", artifacts=[b.artifact(key)])
+        path = "input.producedArtifacts[0].artifactId"
+
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", path)
     assert (await b.subgraph(gql, "s2"))["nodes"] == []
+
+
+async def test_a_version_asked_for_names_an_artifact_or_nothing(gql: GraphQLClient) -> None:
+    # A Code of the same key as the artifact is not what ``fig`` at version 5 names.
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "fig", artifacts=[b.artifact("fig", 1)])
+
+    data = await gql.execute(
+        "query($v: Int!) {"
+        ' getChain(nodeId: "fig", kind: VIEW_PRODUCING_CODE, version: $v) {'
+        " __typename ... on Chain { nodes { id } } } }",
+        v=5,
+    )
+    found = await gql.execute(
+        "query($v: Int!) {"
+        ' getChain(nodeId: "fig", kind: VIEW_PRODUCING_CODE, version: $v) {'
+        " __typename ... on Chain { nodes { id } } } }",
+        v=1,
+    )
+
+    assert data["getChain"] == {"__typename": "NodeNotFound"}
+    assert {node["id"] for node in found["getChain"]["nodes"]} == {"Artifact:fig#v1", "Code:fig"}
 
 
 BAD_CURSORS = [

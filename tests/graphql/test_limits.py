@@ -261,15 +261,17 @@ async def test_an_mcp_invocation_id_is_refused_by_its_own_name_past_its_task_ids
         selection = "__typename ... on InvalidInput { field message } ... on Observed { nodeIds }"
         return await b.mutate(gql, "observeMcpSearch", "ObserveMcpSearchInput", value, selection)
 
-    refused = await search("q" * (most + 1))
+    refused = [await search("q" * size) for size in (most + 1, MAX_ID_LENGTH, MAX_ID_LENGTH + 1)]
     written = await search("q" * most)
 
-    assert refused == {
-        "__typename": "InvalidInput",
-        "field": "input.invocationId",
-        "message": f"input.invocationId: at most {most} characters (the task id "
-        f"`subtask:mcp:<invocationId>` at most {MAX_ID_LENGTH})",
-    }
+    assert refused == 3 * [
+        {
+            "__typename": "InvalidInput",
+            "field": "input.invocationId",
+            "message": f"input.invocationId: at most {most} characters (the task id "
+            f"`subtask:mcp:<invocationId>` at most {MAX_ID_LENGTH})",
+        }
+    ]
     assert written["nodeIds"] == [f"ToolCall:subtask:mcp:{'q' * most}"]
 
 

@@ -52,17 +52,30 @@ def prepare_database(directory: Path, *, fsync: bool = True) -> None:
     there, or create an empty graph, whole or not at all (the migration's build of nothing).
     A database this store made is never an empty file, so one found empty was truncated or
     replaced outside it: refused (``DatabaseFileError``) rather than opened as an empty graph
-    that new writes would then fill."""
+    that new writes would then fill; so are a link to a database that is not there and a
+    write-ahead log without its database (SQLite would apply its pages to the new one)."""
+    database = directory / DATABASE_NAME
+    log = directory / f"{DATABASE_NAME}-wal"
+    aside = f"move {database.name} and its -wal and -shm files aside to start with an empty graph"
+    if database.is_symlink() and not database.exists():
+        raise DatabaseFileError(
+            f"{database}: a link to {os.readlink(database)}, which does not exist (a volume not "
+            f"mounted?); mount it, or {aside}"
+        )
+    if not database.exists() and log.exists() and log.stat().st_size > 0:
+        # SQLite would apply it to the new database: the pages of another one.
+        raise DatabaseFileError(
+            f"{log}: the write-ahead log of a database that is not there ({database} is "
+            f"missing); restore the database from a backup, or {aside}"
+        )
     if migrate_file_log(directory, fsync=fsync):
         return
-    database = directory / DATABASE_NAME
     if not database.exists():
         build_database(directory, Captured([], [], {}, []), fsync=fsync, origin="empty")
     elif database.stat().st_size == 0:
         raise DatabaseFileError(
             f"{database}: the file is empty (0 bytes), but a graph database is never empty: "
-            "it was truncated or replaced; restore it from a backup, or move it aside to "
-            "start with an empty graph"
+            f"it was truncated or replaced; restore it from a backup, or {aside}"
         )
 
 
@@ -80,8 +93,6 @@ def migrate_file_log(directory: Path, *, fsync: bool = True) -> bool:
     if not any(path.stat().st_size for path in log_files(directory)):
         _set_aside(directory)
         return False
-    for leftover in directory.glob(f"{DATABASE_NAME}.migrating*"):
-        leftover.unlink()
     # Reading the log is most of the time at size (about a minute at 1M nodes): said first.
     logger.info("migrating the graph in %s to SQLite: reading the log engine's files", directory)
     loaded = load(directory, fsync)
@@ -103,6 +114,8 @@ def build_database(directory: Path, captured: Captured, *, fsync: bool, origin: 
     total = captured.record_count()
     if total:
         logger.info("writing the graph to SQLite: %d records", total)
+    for leftover in directory.glob(f"{DATABASE_NAME}.migrating*"):
+        leftover.unlink()  # an earlier build that was stopped before its rename
     try:
         _write_database(partial, captured, total, origin)
     except BaseException:

@@ -196,9 +196,9 @@ class SqliteStore(Reads):
         index's tail (at most ``tail_rows`` rows after a commit). Raises
         ``StoreLockedError`` when another process holds the directory."""
         lock = DirectoryLock.acquire(directory)
+        path = directory / DATABASE_NAME
         try:
             await asyncio.to_thread(prepare_database, directory, fsync=fsync)
-            path = directory / DATABASE_NAME
             synchronous = "FULL" if fsync else "OFF"
             writer = Worker(
                 path,

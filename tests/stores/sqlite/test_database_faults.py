@@ -98,6 +98,58 @@ async def test_a_new_directory_gets_its_database_whole_or_not_at_all(
     await store.aclose()
 
 
+async def test_a_database_left_whole_under_its_build_name_by_a_kill_is_built_again(
+    tmp_path: Path,
+) -> None:
+    # Killed between the build and its rename: the next start builds anew over the leftover.
+    elsewhere = tmp_path / "elsewhere"
+    store = await SqliteStore.open(elsewhere)
+    await store.aclose()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / f"{DATABASE_NAME}.migrating").write_bytes((elsewhere / DATABASE_NAME).read_bytes())
+
+    store = await SqliteStore.open(data)
+    await goal(store)
+    await store.aclose()
+
+    assert not [name for name in os.listdir(data) if name.endswith(".migrating")]
+
+
+@pytest.mark.parametrize(
+    ("make", "named", "says"),
+    [
+        pytest.param(
+            lambda d: (d / f"{DATABASE_NAME}-wal").write_bytes(b"\x37\x7f\x06\x82" * 64),
+            f"{DATABASE_NAME}-wal",
+            "the write-ahead log of a database that is not there",
+            id="a log without its database",
+        ),
+        pytest.param(
+            lambda d: (d / DATABASE_NAME).symlink_to(d / "unmounted" / DATABASE_NAME),
+            DATABASE_NAME,
+            "which does not exist",
+            id="a link to nothing",
+        ),
+    ],
+)
+async def test_what_is_left_of_a_database_that_is_gone_stops_the_start(
+    tmp_path: Path, make: object, named: str, says: str
+) -> None:
+    # Not a new, empty graph: SQLite would apply the log's pages to it; the link's target is
+    # where the graph is meant to be.
+    make(tmp_path)  # type: ignore[operator]
+
+    with pytest.raises(DatabaseFileError) as raised:
+        await SqliteStore.open(tmp_path)
+
+    message = str(raised.value)
+    assert str(tmp_path / named) in message
+    assert says in message
+    assert "-wal and -shm files aside" in message
+    assert not (tmp_path / DATABASE_NAME).exists()
+
+
 async def test_a_damaged_page_is_unreachable_degraded_and_refuses_writes(tmp_path: Path) -> None:
     store = await SqliteStore.open(tmp_path)
     await goal(store)
