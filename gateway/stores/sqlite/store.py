@@ -136,6 +136,10 @@ def _unreadable(path: Path, exc: sqlite3.DatabaseError) -> DatabaseFileError:
     return DatabaseFileError(f"{path}: {problem}; {advice}")
 
 
+def _not_a_directory(path: Path) -> bool:
+    return path.exists() and not path.is_dir()
+
+
 class SqliteStore(Reads):
     """The embedded backend on SQLite. Use ``await SqliteStore.open(directory)``."""
 
@@ -195,6 +199,11 @@ class SqliteStore(Reads):
         database with ``readers`` connections for reads of many rows, rebuild the search
         index's tail (at most ``tail_rows`` rows after a commit). Raises
         ``StoreLockedError`` when another process holds the directory."""
+        if await asyncio.to_thread(_not_a_directory, directory):
+            raise DatabaseFileError(
+                f"{directory}: not a directory, where the graph's database is kept; move it "
+                "aside (or choose another data directory)"
+            )
         lock = DirectoryLock.acquire(directory)
         path = directory / DATABASE_NAME
         try:

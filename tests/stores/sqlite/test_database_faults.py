@@ -26,6 +26,7 @@ from resolvers.errors import StoreUnavailableError, StoreWriteError
 from tests.stores.sqlite.test_sqlite_store import GOAL, call_id, executions, goal
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
 PAGE = 4096
@@ -227,12 +228,23 @@ def test_an_export_of_a_file_sqlite_cannot_read_says_so_and_why_nothing_was_save
     assert rescue == f"science-memory: nothing of {database} can be read as a graph"
 
 
-def test_a_server_refused_at_start_says_why_in_one_line_without_a_traceback(
-    tmp_path: Path,
-) -> None:
-    database = tmp_path / "graph" / DATABASE_NAME
+def _garbage_database(data: Path) -> tuple[Path, str]:
+    database = data / "graph" / DATABASE_NAME
     database.parent.mkdir()
     database.write_bytes(b"not a database at all " * 400)
+    return database, "SQLite cannot read it"
+
+
+def _file_for_directory(data: Path) -> tuple[Path, str]:
+    (data / "graph").write_text("not a directory")
+    return data / "graph", "not a directory"
+
+
+@pytest.mark.parametrize("damage", [_garbage_database, _file_for_directory])
+def test_a_server_refused_at_start_says_why_in_one_line_without_a_traceback(
+    tmp_path: Path, damage: Callable[[Path], tuple[Path, str]]
+) -> None:
+    named, why = damage(tmp_path)
     environment = {**os.environ, "SCIENCE_AGENT_MEMORY_GRAPH_DATA_DIR": str(tmp_path)}
     for name in ("INTERNAL_TOKEN", "BACKEND", "FILE_ENGINE"):
         environment.pop(f"SCIENCE_AGENT_MEMORY_GRAPH_{name}", None)
@@ -249,7 +261,7 @@ def test_a_server_refused_at_start_says_why_in_one_line_without_a_traceback(
     said = done.stdout + done.stderr
     (refusal,) = [line for line in said.splitlines() if "cannot start" in line]
     assert done.returncode != 0
-    assert f"{database}: SQLite cannot read it" in refusal
+    assert f"{named}: {why}" in refusal
     assert "Traceback" not in said, said
 
 
