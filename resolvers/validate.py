@@ -175,6 +175,11 @@ def names_other_session(name: str, value: str, session_id: str) -> bool:
 _VERSION_SUFFIX = re.compile(r"#v[0-9]+$")
 
 
+# The keys of a subagent's scope and steps (SPEC §2): named by the gateway from the subagent's
+# id, never taken as they are from a tool call's ``taskId``.
+SUBAGENT_KEYS = "subtask:subagent:"
+# What an ``executionId`` may not begin with: ``subtask:<executionId>`` would be another step's.
+_OTHER_STEPS = ("subagent:", "mcp:")
 # Fields whose value is (the start of) a new node's key: a goal's or an upload's key form there
 # would make a lookup of that goal's or upload's key find the new node.
 _NEW_KEYS = frozenset({"task_id", "execution_id", "artifact_id"})
@@ -187,6 +192,18 @@ def _check_key_form(name: str, value: str, path: str) -> None:
     if name == "artifact_id" and _VERSION_SUFFIX.search(value):
         raise InvalidInputError(
             path, "must not end in #v<digits>: `<artifactId>#v<n>` names version n of an artifact"
+        )
+    if name == "task_id" and value.startswith(SUBAGENT_KEYS):
+        raise InvalidInputError(
+            path,
+            f"must not take the form of a subagent's key ({SUBAGENT_KEYS}…): the steps of a "
+            "subagent are named from parentSubagentId",
+        )
+    if name == "execution_id" and value.startswith(_OTHER_STEPS):
+        raise InvalidInputError(
+            path,
+            "must not begin with subagent: or mcp: (its tool call's key, subtask:<executionId>, "
+            "would be a subagent's or an MCP search's)",
         )
     if name in _NEW_KEYS and value.startswith(tuple(_SESSION_KEYS.values())):
         forms = " or ".join(f"{head}…" for head in _SESSION_KEYS.values())

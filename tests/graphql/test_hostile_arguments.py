@@ -170,6 +170,30 @@ async def test_a_new_nodes_key_of_the_form_of_a_goals_or_an_uploads_is_refused(
     assert (await b.subgraph(gql, "s2"))["nodes"] == []
 
 
+@pytest.mark.parametrize(
+    ("field", "key"),
+    [
+        ("taskId", "subtask:subagent:sa"),  # the subagent's scope
+        ("taskId", "subtask:subagent:sa:exec:c1"),  # its step, named from parentSubagentId
+        ("executionId", "subagent:sa:exec:c1"),  # its tool call would be that step
+        ("executionId", "mcp:q1"),  # its tool call would be that MCP search's
+    ],
+)
+async def test_a_step_key_of_another_kind_of_step_is_refused(
+    gql: GraphQLClient, field: str, key: str
+) -> None:
+    # A subagent's child re-sent as a top-level step would leave the scope's chain behind it.
+    await b.subagent(gql, "s1", "sa")
+    before = await b.subgraph(gql, "s1")
+    if field == "taskId":
+        answer = await b.tool_call(gql, "s1", key, papers=[])
+    else:
+        answer = await b.execution(gql, "s1", key)
+
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", f"input.{field}")
+    assert await b.subgraph(gql, "s1") == before
+
+
 async def test_a_version_asked_for_names_an_artifact_or_nothing(gql: GraphQLClient) -> None:
     # A Code of the same key as the artifact is not what ``fig`` at version 5 names.
     await b.first_message(gql, "s1")
