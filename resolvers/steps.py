@@ -17,8 +17,12 @@ SCOPE_CHAIN = {"method": "scope_chain", "inferred": True, "basis": "seq"}
 IN, NEXT, CONTAINS = Direction.IN, EdgeType.NEXT, EdgeType.CONTAINS
 
 
+# The start of a subagent's scope's key and of its steps' (SPEC §2).
+SCOPE_PREFIX = "subtask:subagent:"
+
+
 def scope_key(subagent_id: str) -> str:
-    return f"subtask:subagent:{subagent_id}"
+    return SCOPE_PREFIX + subagent_id
 
 
 def child_key(subagent_id: str, ref: str) -> str:

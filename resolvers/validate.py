@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from resolvers.errors import InvalidInputError
 from resolvers.links import normalize_link
+from resolvers.steps import SCOPE_PREFIX
 from resolvers.values import check_finite
 
 if TYPE_CHECKING:
@@ -175,9 +176,6 @@ def names_other_session(name: str, value: str, session_id: str) -> bool:
 _VERSION_SUFFIX = re.compile(r"#v[0-9]+$")
 
 
-# The keys of a subagent's scope and steps (SPEC §2): named by the gateway from the subagent's
-# id, never taken as they are from a tool call's ``taskId``.
-SUBAGENT_KEYS = "subtask:subagent:"
 # What an ``executionId`` may not begin with: ``subtask:<executionId>`` would be another step's.
 _OTHER_STEPS = ("subagent:", "mcp:")
 # Fields whose value is (the start of) a new node's key: a goal's or an upload's key form there
@@ -187,16 +185,18 @@ _NEW_KEYS = frozenset({"task_id", "execution_id", "artifact_id"})
 
 def _check_key_form(name: str, value: str, path: str) -> None:
     """Refuse an id that a lookup by key would read as another node's: an ``artifactId``
-    ending in a version suffix, and a new node's key of the form of a goal's or an upload's
-    key."""
+    ending in a version suffix, a ``taskId`` of a subagent's key form, an ``executionId``
+    whose tool call would be another kind of step, and a new node's key of the form of a
+    goal's or an upload's key."""
     if name == "artifact_id" and _VERSION_SUFFIX.search(value):
         raise InvalidInputError(
             path, "must not end in #v<digits>: `<artifactId>#v<n>` names version n of an artifact"
         )
-    if name == "task_id" and value.startswith(SUBAGENT_KEYS):
+    if name == "task_id" and value.startswith(SCOPE_PREFIX):
+        # A subagent's scope and steps are named by the gateway from the subagent's id.
         raise InvalidInputError(
             path,
-            f"must not take the form of a subagent's key ({SUBAGENT_KEYS}…): the steps of a "
+            f"must not take the form of a subagent's key ({SCOPE_PREFIX}…): the steps of a "
             "subagent are named from parentSubagentId",
         )
     if name == "execution_id" and value.startswith(_OTHER_STEPS):
