@@ -15,8 +15,8 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Final
 
 from resolvers.records import SUBAGENT_TASK_TYPE, EdgeType, Label, NodeRecord, artifact_key
-from resolvers.steps import position, scope_key
-from resolvers.validate import names_other_session
+from resolvers.steps import SCOPE_PREFIX, position
+from resolvers.validate import check_key_form, names_other_session
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -132,8 +132,25 @@ def check_node(label: Label, key: str, session: str, props: dict[str, Any], seq:
         _check_artifact(key, props)
     if label is Label.TASK and props.get("task_type") != SUBAGENT_TASK_TYPE:
         raise ValueError(f"a Task is a subagent's scope: 'task_type' {props.get('task_type')!r}")
+    _check_key_form(label, key, props)
     if seq > 0:
         _check_step(label, key, props)
+
+
+def _check_key_form(label: Label, key: str, props: dict[str, Any]) -> None:
+    """The forms the API refuses in an id (``resolvers.validate.check_key_form``), refused in
+    the key that id becomes: a Code's key is its ``executionId``, a top-level tool call's its
+    ``taskId`` (or ``subtask:<executionId>``), an artifact's ``artifact_id`` its
+    ``artifactId``; and a subagent's scope is named ``subtask:subagent:<subagentId>``."""
+    if label is Label.CODE:
+        check_key_form("execution_id", key, f"the key {key!r}")
+    elif label is Label.TOOL_CALL and props.get("parent_subtask_id") is None:
+        check_key_form("task_id", key, f"the key {key!r}")
+    elif label is Label.ARTIFACT:
+        artifact_id = props["artifact_id"]
+        check_key_form("artifact_id", artifact_id, f"'artifact_id' {artifact_id!r}")
+    elif label is Label.TASK and not key.startswith(SCOPE_PREFIX):
+        raise ValueError(f"a subagent's scope's key begins {SCOPE_PREFIX}, not {key!r}")
 
 
 def _check_artifact(key: str, props: dict[str, Any]) -> None:
@@ -168,7 +185,7 @@ def _check_step(label: Label, key: str, props: dict[str, Any]) -> None:
         raise ValueError("a subagent's scope has no 'parent_subtask_id'")
     if not (
         isinstance(parent, str)
-        and parent.startswith(scope_key(""))
+        and parent.startswith(SCOPE_PREFIX)
         and key.startswith(f"{parent}:exec:")
     ):
         raise ValueError(f"'parent_subtask_id' {parent!r} is not the scope its key {key!r} names")

@@ -10,6 +10,7 @@ Identity rules (SPEC §2.1):
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from enum import StrEnum
@@ -109,6 +110,22 @@ def split_node_id(value: str) -> tuple[Label, str] | None:
 
 def artifact_key(artifact_id: str, version: int) -> str:
     return f"{artifact_id}#v{version}"
+
+
+_DIGITS = re.compile(r"[0-9]+")
+_MAX_VERSION_DIGITS = 16  # versions are at most 2**53 (resolvers.validate)
+
+
+def split_artifact_key(ref: str) -> tuple[str, int | None]:
+    """``(artifactId, n)`` for ``<artifactId>#v<n>`` (ASCII digits), the inverse of
+    ``artifact_key``; else ``(ref, None)``.
+
+    A suffix of more digits than any stored version can have names no version: ``0``, which
+    matches nothing (converting thousands of digits would itself be refused by ``int``)."""
+    head, sep, tail = ref.rpartition("#v")
+    if not (sep and head and _DIGITS.fullmatch(tail)):
+        return ref, None
+    return head, int(tail) if len(tail) <= _MAX_VERSION_DIGITS else 0
 
 
 # ``weakref_slot``: what is made of a record can be kept for as long as the record lives

@@ -19,20 +19,16 @@ the reference resolved over the primitives, as here.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING, TypeGuard
 
 from resolvers.errors import InvalidInputError, NodeNotFoundError
 from resolvers.links import normalize_link
-from resolvers.records import Label, NodeRecord, artifact_key, split_node_id
+from resolvers.records import Label, NodeRecord, artifact_key, split_artifact_key, split_node_id
 from resolvers.store import SourceRef
 from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
     from resolvers.store import GraphReader
-
-_DIGITS = re.compile(r"[0-9]+")
-_MAX_VERSION_DIGITS = 16  # versions are at most 2**53 (resolvers.validate)
 
 
 async def resolve_node(
@@ -63,7 +59,7 @@ def source_ref(node_ref: str, *, session_id: str | None, version: int | None) ->
     label, key = parsed
     if label is not Label.ARTIFACT:
         return SourceRef(label, ref, session_id)
-    artifact_id, wanted = _split_version(key)
+    artifact_id, wanted = split_artifact_key(key)
     if version is not None:
         wanted = version
     wanted_key = None if wanted is None else artifact_key(artifact_id, wanted)
@@ -144,7 +140,7 @@ async def _artifact(
     store: GraphReader, ref: str, session_id: str | None, version: int | None
 ) -> NodeRecord | None:
     """``<artifactId>#v<n>`` or a bare ``artifactId`` (latest live version), ``version`` wins."""
-    artifact_id, wanted = _split_version(ref)
+    artifact_id, wanted = split_artifact_key(ref)
     if version is not None:
         wanted = version
     versions = [
@@ -155,14 +151,3 @@ async def _artifact(
     if wanted is not None:
         versions = [node for node in versions if node.key == artifact_key(artifact_id, wanted)]
     return versions[-1] if versions else None
-
-
-def _split_version(ref: str) -> tuple[str, int | None]:
-    """``(artifactId, n)`` for ``<artifactId>#v<n>`` (ASCII digits); else ``(ref, None)``.
-
-    A suffix of more digits than any stored version can have names no version: ``0``, which
-    matches nothing (converting thousands of digits would itself be refused by ``int``)."""
-    head, sep, tail = ref.rpartition("#v")
-    if not (sep and head and _DIGITS.fullmatch(tail)):
-        return ref, None
-    return head, int(tail) if len(tail) <= _MAX_VERSION_DIGITS else 0

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from resolvers.errors import InvalidInputError
 from resolvers.links import normalize_link
+from resolvers.records import split_artifact_key
 from resolvers.steps import SCOPE_PREFIX
 from resolvers.values import check_finite
 
@@ -171,11 +172,6 @@ def names_other_session(name: str, value: str, session_id: str) -> bool:
     return not own
 
 
-# An artifact's version key is ``<artifactId>#v<n>``, and a reference resolves a trailing
-# ``#v<n>`` as that version (SPEC §2.1): an artifact id ending so would be read as another one.
-_VERSION_SUFFIX = re.compile(r"#v[0-9]+$")
-
-
 # What an ``executionId`` may not begin with: ``subtask:<executionId>`` would be another step's.
 _OTHER_STEPS = ("subagent:", "mcp:")
 # Fields whose value is (the start of) a new node's key: a goal's or an upload's key form there
@@ -183,12 +179,13 @@ _OTHER_STEPS = ("subagent:", "mcp:")
 _NEW_KEYS = frozenset({"task_id", "execution_id", "artifact_id"})
 
 
-def _check_key_form(name: str, value: str, path: str) -> None:
+def check_key_form(name: str, value: str, path: str) -> None:
     """Refuse an id that a lookup by key would read as another node's: an ``artifactId``
-    ending in a version suffix, a ``taskId`` of a subagent's key form, an ``executionId``
-    whose tool call would be another kind of step, and a new node's key of the form of a
-    goal's or an upload's key."""
-    if name == "artifact_id" and _VERSION_SUFFIX.search(value):
+    ending in a version suffix (``<artifactId>#v<n>`` names version n, SPEC §2.1), a ``taskId``
+    of a subagent's key form, an ``executionId`` whose tool call would be another kind of step,
+    and a new node's key of the form of a goal's or an upload's key. ``import-graph`` applies
+    the same rules to the keys of the nodes these ids name (``resolvers.integrity``)."""
+    if name == "artifact_id" and split_artifact_key(value)[1] is not None:
         raise InvalidInputError(
             path, "must not end in #v<digits>: `<artifactId>#v<n>` names version n of an artifact"
         )
@@ -265,7 +262,7 @@ def check_text(name: str, value: str, path: str) -> None:
         raise InvalidInputError(path, "must not be empty")
     if len(value) > limit:
         raise InvalidInputError(path, f"at most {limit} characters")
-    _check_key_form(name, value, path)
+    check_key_form(name, value, path)
     if name == "session_id" and SESSION_SEPARATOR in value:
         raise InvalidInputError(path, f"must not contain {SESSION_SEPARATOR!r} (Paper ids use it)")
     check_characters(value, path, single_line=identifier)

@@ -187,6 +187,25 @@ TASK: dict[str, Any] = {}
             [node_line("Task:" + SCOPE, seq=1, props={**SUBAGENT, "parent_subtask_id": SCOPE})],
             "line 1: .*a subagent's scope has no 'parent_subtask_id'",
         ),
+        # Keys the API refuses as ids: a lookup by key would read them as another node's.
+        (
+            [node_line("Artifact:fig#v2#v1", props={"artifact_id": "fig#v2", "version": 1})],
+            r"line 1: 'artifact_id' 'fig#v2': must not end in #v<digits>",
+        ),
+        ([node_line("Code:goal:session:s1")], "line 1: the key 'goal:session:s1': .*goal's"),
+        ([node_line("Code:mcp:q1")], "line 1: the key 'mcp:q1': must not begin with subagent:"),
+        (
+            [node_line("ToolCall:source_file:session:s1:a.csv")],
+            "line 1: the key 'source_file:session:s1:a.csv': .*an upload's key",
+        ),
+        (
+            [node_line("ToolCall:subtask:subagent:sa1:exec:c1", seq=1, props=STEP)],
+            "line 1: the key 'subtask:subagent:sa1:exec:c1': .*a subagent's key",
+        ),
+        (
+            [node_line("Task:sa1", props=SUBAGENT)],
+            "line 1: .*a subagent's scope's key begins subtask:subagent:, not 'sa1'",
+        ),
         # Edges between labels their type does not join, a chain's edge across sessions.
         (
             [
