@@ -2,7 +2,8 @@
 
 A deleted session keeps its Artifacts, soft-marked (``deleted_session``), because later
 sessions may still read them as inputs; every other node of the session is deleted with its
-edges. A deleted project removes its sessions' nodes and its Artifacts physically.
+edges. A deleted project removes its sessions' nodes and its Artifacts physically. A store
+that keeps a ledger of cleanups (``resolvers.store.CleanupLedger``) notes each session's.
 """
 
 from __future__ import annotations
@@ -11,7 +12,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from resolvers.errors import InvalidInputError
-from resolvers.records import Label
+from resolvers.records import Label, utc_now
+from resolvers.store import CleanupLedger
 from resolvers.validate import check_text
 
 if TYPE_CHECKING:
@@ -28,6 +30,8 @@ async def cleanup_session(store: GraphStore, session_id: str) -> CleanupCounts:
     _check_id("sessionId", session_id)
     marked = deleted = 0
     async with store.transaction(session_id) as tx:
+        if isinstance(tx, CleanupLedger):
+            await tx.note_cleanup(session_id, utc_now())
         for node in await tx.get_nodes(await tx.session_node_ids(session_id)):
             if node is None:
                 continue
@@ -49,6 +53,8 @@ async def cleanup_project(
     deleted = 0
     async with store.transaction() as tx:
         for session_id in dict.fromkeys(session_ids):
+            if isinstance(tx, CleanupLedger):
+                await tx.note_cleanup(session_id, utc_now())
             for node_id in await tx.session_node_ids(session_id):
                 deleted += await tx.delete_node(node_id)
         for artifact in await tx.project_artifacts(project_id):

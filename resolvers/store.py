@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar, runtime_checkable
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
     from contextlib import AbstractAsyncContextManager
+    from datetime import datetime
 
     from resolvers.plan import ReadPlan
     from resolvers.records import (
@@ -403,6 +404,27 @@ class GraphStore(GraphReader, Protocol):
 
     async def aclose(self) -> None:
         """Release files, locks, connections. Idempotent."""
+        ...
+
+
+@runtime_checkable
+class CleanupLedger(Protocol):
+    """Optional, on a transaction: when each session was last cleaned up.
+
+    A backend offers it when an event acknowledged before a cleanup can reach it after the
+    cleanup: another replica's outbox replaying what it journalled while the backend was
+    unreachable. A cleanup notes its time (``resolvers.cleanup``), and the replay leaves out a
+    session's events received before it (``gateway.runtime.replay``): applied in time, they
+    would have been removed by it. A backend whose writes all come through one process, in
+    the order they were acknowledged, needs none."""
+
+    async def note_cleanup(self, session_id: str, at: datetime) -> None:
+        """Remember that ``session_id`` was cleaned up at ``at`` (the latest noted wins)."""
+        ...
+
+    async def cleaned_at(self, session_id: str) -> datetime | None:
+        """When ``session_id`` was last cleaned up (``None``: never), read so that no cleanup
+        of it commits between this read and this transaction's commit."""
         ...
 
 

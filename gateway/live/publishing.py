@@ -27,6 +27,7 @@ from gateway.stores.forwarding import ForwardedReads
 from resolvers.records import EdgeRecord
 from resolvers.store import (
     ChainsReader,
+    CleanupLedger,
     ConsistentReader,
     RankedSearch,
     ReachReader,
@@ -182,6 +183,9 @@ class RecordingTransaction(ForwardedReads):
         self.park_edge = tx.park_edge
         self.take_parked = tx.take_parked
         self.prefetch = tx.prefetch
+        if isinstance(tx, CleanupLedger):  # optional: forwarded only when the store has it
+            self.note_cleanup = tx.note_cleanup
+            self.cleaned_at = tx.cleaned_at
 
     async def put_node(self, node: NodeRecord) -> None:
         await self._tx.put_node(node)

@@ -28,9 +28,11 @@ from gateway.stores.forwarding import ForwardedReads
 from resolvers.errors import DomainError, StoreUnavailableError
 from resolvers.events import event_to_dict
 from resolvers.observe import APPLY
+from resolvers.store import CleanupLedger
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+    from datetime import datetime
 
     from resolvers.events import Event
     from resolvers.store import GraphStore, GraphTransaction
@@ -94,30 +96,61 @@ async def apply_batch(store: GraphStore, events: Sequence[Event]) -> list[Droppe
 async def _apply_some(store: GraphStore, events: Sequence[Event]) -> int:
     """Apply the first of ``events`` in one transaction, as many as ``BATCH_SECONDS`` allow
     (at least one); how many, or 0 when it was rolled back (a rejected event, a conflict)."""
-    loop = asyncio.get_running_loop()
-    applied = 0
-
-    async def apply_all(tx: GraphTransaction) -> None:
-        nonlocal applied
-        batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
-        applied = 0
-        until = loop.time() + BATCH_SECONDS
-        for event in events:
-            await APPLY[type(event)](batch, event)
-            applied += 1
-            if loop.time() >= until:
-                return
-
     try:
-        await store.write(events[0].session_id, apply_all)
+        taken = await store.write(events[0].session_id, lambda tx: _take(store, tx, events))
     except StoreUnavailableError as exc:
         if not exc.transient:
             raise
     except Exception:  # rolled back: each event alone below, where one that fails is dropped
         pass
     else:
-        return applied
+        taken.log()
+        return taken.count
     return 0
+
+
+@dataclass(frozen=True, slots=True)
+class _Taken:
+    """What one transaction took of a batch: how many events, and those of them it left out
+    because their session was cleaned up after they were received (``CleanupLedger``)."""
+
+    count: int
+    left_out: list[Event]
+    cleaned_at: datetime | None
+
+    def log(self) -> None:
+        for event in self.left_out:
+            logger.warning(
+                "left out a queued %s event of session %s received at %s: the session was "
+                "cleaned up at %s, which removed what it wrote",
+                event.kind,
+                event.session_id,
+                event.received_at.isoformat(),
+                self.cleaned_at.isoformat() if self.cleaned_at else "?",
+            )
+
+
+async def _take(store: GraphStore, tx: GraphTransaction, events: Sequence[Event]) -> _Taken:
+    """Apply ``events`` (of one session) in order on ``tx``, until ``BATCH_SECONDS`` are spent
+    (at least one). An event received before the session's last cleanup (noted by another
+    replica, say, while this one journalled it) is left out: applied in time, it would have
+    been removed by the cleanup, and applied now it would undo it."""
+    loop = asyncio.get_running_loop()
+    batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
+    ledger = tx if isinstance(tx, CleanupLedger) else None
+    cleaned = await ledger.cleaned_at(events[0].session_id) if ledger else None
+    left_out: list[Event] = []
+    count = 0
+    until = loop.time() + BATCH_SECONDS
+    for event in events:
+        if cleaned is not None and event.received_at <= cleaned:
+            left_out.append(event)
+        else:
+            await APPLY[type(event)](batch, event)
+        count += 1
+        if loop.time() >= until:
+            break
+    return _Taken(count, left_out, cleaned)
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,7 +165,7 @@ async def apply_one(store: GraphStore, event: Event) -> Dropped | None:
     """Apply ``event`` in its own transaction; ``Dropped`` when it was refused or failed (it
     is logged whole), ``None`` when it was applied."""
     try:
-        await APPLY[type(event)](store, event)
+        taken = await store.write(event.session_id, lambda tx: _take(store, tx, [event]))
     except StoreUnavailableError:
         raise
     except Exception as exc:
@@ -151,4 +184,5 @@ async def apply_one(store: GraphStore, event: Event) -> Dropped | None:
             exc_info=trace,
         )
         return Dropped(event, reason)
+    taken.log()
     return None

@@ -355,6 +355,21 @@ RAISE_SEQ: Final[LiteralString] = (
     "SET c.seq = CASE WHEN c.seq < $value THEN $value ELSE c.seq END"
 )
 
+NOTE_CLEANUP: Final[LiteralString] = (
+    "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
+    "SET c.cleaned_at = CASE WHEN coalesce(c.cleaned_at, '') < $at THEN $at "
+    "ELSE c.cleaned_at END"
+)
+"""Notes a cleanup of the session (``resolvers.store.CleanupLedger``): its time as fixed-width
+ISO text, so text order is time order and the latest noted wins."""
+
+CLEANED_AT: Final[LiteralString] = (
+    "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
+    "SET c._sm_lock = true REMOVE c._sm_lock RETURN c.cleaned_at AS at"
+)
+"""The session's last cleanup, read under its counter's lock: a cleanup of the session (which
+writes the counter) waits for this transaction."""
+
 NEXT_ORDER: Final[LiteralString] = (
     "MERGE (c:SessionCounter {session_id: $scope}) ON CREATE SET c.seq = 0 "
     "SET c._sm_lock = true REMOVE c._sm_lock "  # locked before it is read

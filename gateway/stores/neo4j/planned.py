@@ -46,6 +46,7 @@ from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
+    from datetime import datetime
 
     from gateway.stores.neo4j.store import _Neo4jTransaction
     from resolvers.plan import ReadPlan
@@ -391,6 +392,12 @@ class PlannedTransaction:
             if self._parks.pop((node_id, edge.identity), None) is None:
                 self._unparks[(node_id, edge.identity)] = edge
         return parked
+
+    async def note_cleanup(self, session_id: str, at: datetime) -> None:
+        await (await self._miss()).note_cleanup(session_id, at)
+
+    async def cleaned_at(self, session_id: str) -> datetime | None:
+        return await (await self._miss()).cleaned_at(session_id)
 
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
         """Buffered with the changes: the one write statement appends them."""

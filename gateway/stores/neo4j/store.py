@@ -81,6 +81,7 @@ from gateway.stores.neo4j.records import (
     parked_props,
     to_parked,
 )
+from gateway.stores.neo4j.restarts import CHECK_SECONDS, STARTED, RecentReads
 from gateway.stores.neo4j.schema import SCHEMA, ensure_schema, upgrade_search
 from gateway.stores.neo4j.walks import Walks
 from resolvers.errors import (
@@ -94,10 +95,13 @@ from resolvers.records import (
     EdgeRecord,
     EdgeType,
     NodeRecord,
+    stored_time,
 )
+from resolvers.writes import iso
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+    from datetime import datetime
 
     from resolvers.plan import ReadPlan
     from resolvers.records import Label
@@ -281,6 +285,7 @@ class _OneStatement(Walks):
             raise _SecondStatementError
         self._sent = True
         store = self._store
+        store._reads.note(query, params, neo4j.WRITE_ACCESS)
         return await store._auto_commit(query, params, neo4j.WRITE_ACCESS, store._query_timeout)
 
 
@@ -380,6 +385,13 @@ class _Neo4jTransaction(_TransactionReads):
             **self._order(),
         )
 
+    async def note_cleanup(self, session_id: str, at: datetime) -> None:
+        await self._fetch(cypher.NOTE_CLEANUP, session=session_id, at=iso(at))
+
+    async def cleaned_at(self, session_id: str) -> datetime | None:
+        (record,) = await self._fetch(cypher.CLEANED_AT, session=session_id)
+        return stored_time(record["at"])
+
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
         rows = [{"session": session, "changes": changes} for session, changes in entries.items()]
         records = await self._fetch(cypher.APPEND_FEED, entries=rows)
@@ -421,6 +433,9 @@ class Neo4jStore(Walks):
         # The write statements' warm-up (``_writes_planned``): made at connect, and again
         # once the server was found unreachable (it may come back restarted, without plans).
         self._planned: asyncio.Future[None] | None = None
+        # What a restarted server plans again (``restarts``), and the task that notices it.
+        self._reads = RecentReads()
+        self._restarts: asyncio.Task[None] | None = None
         self._closed = False
 
     @classmethod
@@ -469,6 +484,7 @@ class Neo4jStore(Walks):
         except BaseException:
             await driver.close()
             raise
+        store._restarts = asyncio.create_task(store._watch_restarts())
         return store
 
     async def _warm_plans(self) -> None:
@@ -552,11 +568,56 @@ class Neo4jStore(Walks):
         except (StoreUnavailableError, QueryLimitExceededError) as exc:
             logger.info("the trace statements are not planned yet: %s", exc.message)
 
+    async def _watch_restarts(self) -> None:
+        """Plan again, whenever the server restarted, what was planned at connect and the read
+        statements sent lately (``restarts``). Stops at once on a server that does not say
+        when it started (a procedure it does not offer or this user may not call)."""
+        started: Any = None
+        while True:
+            try:
+                (record,) = await self._auto_commit(
+                    STARTED, {}, neo4j.READ_ACCESS, self._connection_timeout
+                )
+            except (StoreUnavailableError, QueryLimitExceededError):
+                pass  # down or busy: asked again later
+            except Neo4jError as exc:
+                logger.info("not watching for neo4j restarts: %s", exc.message)
+                return
+            else:
+                if started is not None and record["started"] != started:
+                    logger.info("neo4j restarted: planning the statements again")
+                    await self._replan()
+                started = record["started"]
+            await asyncio.sleep(CHECK_SECONDS)
+
+    async def _replan(self) -> None:
+        """The connect's warm-up and the recent reads sent again, side by side (a cold JVM
+        plans on several threads)."""
+        seconds = self._query_timeout * 3
+        turns = asyncio.Semaphore(2)
+
+        async def plan(statement: LiteralString, params: dict[str, Any], access: str) -> None:
+            async with turns:
+                await self._auto_commit(statement, params, access, seconds)
+
+        statements = self._reads.statements()
+        _, *done = await asyncio.gather(
+            self._warm_plans(), *(plan(*sent) for sent in statements), return_exceptions=True
+        )
+        failed = [outcome for outcome in done if isinstance(outcome, Exception)]
+        logger.info(
+            "planned again %d of %d recent read statements%s",
+            len(done) - len(failed),
+            len(done),
+            f" (the first failure: {failed[0]})" if failed else "",
+        )
+
     def _errors(self, seconds: float | None = None) -> contextlib.AbstractAsyncContextManager[None]:
         limit = seconds if seconds is not None else self._query_timeout + self._connection_timeout
         return _driver_errors(self._secret, limit)
 
     async def _fetch(self, query: LiteralString, **params: Any) -> list[neo4j.Record]:
+        self._reads.note(query, params, neo4j.READ_ACCESS)
         return await self._auto_commit(query, params, neo4j.READ_ACCESS, self._query_timeout)
 
     async def _write(self, query: LiteralString, seconds: float) -> list[dict[str, Any]]:
@@ -887,9 +948,10 @@ class Neo4jStore(Walks):
             return
         self._closed = True
         await self._queue.aclose()
-        if self._planned is not None:
-            self._planned.cancel()
-            await asyncio.gather(self._planned, return_exceptions=True)
+        for task in (self._planned, self._restarts):
+            if task is not None:
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
         with contextlib.suppress(StoreUnavailableError):
             async with self._errors(self._connection_timeout):
                 await self._driver.close()
