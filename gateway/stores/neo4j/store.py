@@ -436,6 +436,7 @@ class Neo4jStore(Walks):
         # What a restarted server plans again (``restarts``), and the task that notices it.
         self._reads = RecentReads()
         self._restarts: asyncio.Task[None] | None = None
+        self._stop = asyncio.Event()
         self._closed = False
 
     @classmethod
@@ -573,7 +574,7 @@ class Neo4jStore(Walks):
         statements sent lately (``restarts``). Stops at once on a server that does not say
         when it started (a procedure it does not offer or this user may not call)."""
         started: Any = None
-        while True:
+        while not self._closed:
             try:
                 (record,) = await self._auto_commit(
                     STARTED, {}, neo4j.READ_ACCESS, self._connection_timeout
@@ -588,27 +589,33 @@ class Neo4jStore(Walks):
                     logger.info("neo4j restarted: planning the statements again")
                     await self._replan()
                 started = record["started"]
-            await asyncio.sleep(CHECK_SECONDS)
+            # Never cancelled mid-request (``aclose`` sets ``_stop``): a connect cancelled
+            # before it is established leaves its socket open (``_first_connection``).
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(CHECK_SECONDS):
+                    await self._stop.wait()
 
     async def _replan(self) -> None:
-        """The connect's warm-up and the recent reads sent again, side by side (a cold JVM
-        plans on several threads)."""
-        seconds = self._query_timeout * 3
-        turns = asyncio.Semaphore(2)
-
-        async def plan(statement: LiteralString, params: dict[str, Any], access: str) -> None:
-            async with turns:
-                await self._auto_commit(statement, params, access, seconds)
-
+        """The connect's warm-up, then the recent reads sent again one at a time: writes come
+        first (an outage's journal waits for them), and a single read in flight leaves the
+        other cores to the requests."""
+        if self._planned is not None and self._planned.done():
+            self._planned = None  # made on the server before it restarted
+        await self._writes_planned()
+        await self._warm_traces()
         statements = self._reads.statements()
-        _, *done = await asyncio.gather(
-            self._warm_plans(), *(plan(*sent) for sent in statements), return_exceptions=True
-        )
-        failed = [outcome for outcome in done if isinstance(outcome, Exception)]
+        failed: list[Exception] = []
+        for statement, params, access in statements:
+            if self._closed:
+                return
+            try:
+                await self._auto_commit(statement, params, access, self._query_timeout)
+            except Exception as exc:  # only left unplanned: its next request tells
+                failed.append(exc)
         logger.info(
             "planned again %d of %d recent read statements%s",
-            len(done) - len(failed),
-            len(done),
+            len(statements) - len(failed),
+            len(statements),
             f" (the first failure: {failed[0]})" if failed else "",
         )
 
@@ -947,11 +954,18 @@ class Neo4jStore(Walks):
         if self._closed:
             return
         self._closed = True
+        self._stop.set()
         await self._queue.aclose()
-        for task in (self._planned, self._restarts):
-            if task is not None:
-                task.cancel()
-                await asyncio.gather(task, return_exceptions=True)
+        if self._planned is not None:
+            self._planned.cancel()
+            await asyncio.gather(self._planned, return_exceptions=True)
+        if self._restarts is not None:
+            # Its request in flight ends within its bound; only a stuck one is cancelled.
+            bound = self._query_timeout + self._connection_timeout
+            done, _ = await asyncio.wait([self._restarts], timeout=bound)
+            if not done:
+                self._restarts.cancel()
+            await asyncio.gather(self._restarts, return_exceptions=True)
         with contextlib.suppress(StoreUnavailableError):
             async with self._errors(self._connection_timeout):
                 await self._driver.close()
