@@ -52,9 +52,11 @@ async def cleanup_project(
         _check_id(f"sessionIds[{index}]", session_id)
     deleted = 0
     async with store.transaction() as tx:
+        if isinstance(tx, CleanupLedger):
+            at = utc_now()
+            for session_id in sorted(set(session_ids)):  # the order writers lock sessions in
+                await tx.note_cleanup(session_id, at)
         for session_id in dict.fromkeys(session_ids):
-            if isinstance(tx, CleanupLedger):
-                await tx.note_cleanup(session_id, utc_now())
             for node_id in await tx.session_node_ids(session_id):
                 deleted += await tx.delete_node(node_id)
         for artifact in await tx.project_artifacts(project_id):
