@@ -9,7 +9,8 @@ of its time (``QueryLimitExceeded``) three times in four. The driver reconnects 
 server without telling, and a quick restart with no request meanwhile is never seen as an
 outage. So the store asks the server when it started (every ``CHECK_SECONDS``); when that
 changed, it plans again what it planned at connect and the read statements it sent lately
-(``RecentReads``): each is sent again as it was last sent (the plan cache keys on the types and
+(``RecentReads``), the most recent first, but those a request sent again meanwhile: each is
+sent again as it was last sent (the plan cache keys on the types and
 sizes of its parameters, and a plan made by ``EXPLAIN`` is cached apart from the one its run
 uses), a read like any other.
 """
@@ -37,17 +38,28 @@ STARTED: Final[LiteralString] = (
 
 class RecentReads:
     """The read statements sent lately, each with the parameters and access mode it was last
-    sent with; the least recently sent is forgotten first."""
+    sent with; the least recently sent is forgotten first. ``restarted`` marks a restart: a
+    statement sent after it (``sent_again``) was planned again by its own request."""
 
     def __init__(self, size: int = RECENT) -> None:
         self._size = size
-        self._sent: dict[LiteralString, tuple[dict[str, Any], str]] = {}
+        self._sent: dict[LiteralString, tuple[dict[str, Any], str, int]] = {}
+        self._restarts = 0
 
     def note(self, statement: LiteralString, params: dict[str, Any], access: str) -> None:
         self._sent.pop(statement, None)
-        self._sent[statement] = (params, access)
+        self._sent[statement] = (params, access, self._restarts)
         if len(self._sent) > self._size:
             del self._sent[next(iter(self._sent))]
 
-    def statements(self) -> list[tuple[LiteralString, dict[str, Any], str]]:
-        return [(statement, *sent) for statement, sent in self._sent.items()]
+    def restarted(self) -> list[tuple[LiteralString, dict[str, Any], str]]:
+        """Mark a restart; the statements sent before it, the most recent first."""
+        self._restarts += 1
+        return [
+            (statement, params, access)
+            for statement, (params, access, _) in reversed(self._sent.items())
+        ]
+
+    def sent_again(self, statement: LiteralString) -> bool:
+        sent = self._sent.get(statement)
+        return sent is not None and sent[2] == self._restarts

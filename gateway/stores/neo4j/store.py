@@ -599,15 +599,17 @@ class Neo4jStore(Walks):
         """The connect's warm-up, then the recent reads sent again one at a time: writes come
         first (an outage's journal waits for them), and a single read in flight leaves the
         other cores to the requests."""
+        statements = self._reads.restarted()
         if self._planned is not None and self._planned.done():
             self._planned = None  # made on the server before it restarted
         await self._writes_planned()
         await self._warm_traces()
-        statements = self._reads.statements()
         failed: list[Exception] = []
         for statement, params, access in statements:
             if self._closed:
                 return
+            if self._reads.sent_again(statement):
+                continue  # its request planned it
             try:
                 await self._auto_commit(statement, params, access, self._query_timeout)
             except Exception as exc:  # only left unplanned: its next request tells

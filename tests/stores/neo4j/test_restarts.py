@@ -45,7 +45,19 @@ def test_the_recent_reads_forget_the_least_recently_sent_first() -> None:
     reads.note("A", {"x": 3}, "w")  # sent again: the latest parameters, the most recent
     reads.note("C", {"x": 4}, "r")
 
-    assert reads.statements() == [("A", {"x": 3}, "w"), ("C", {"x": 4}, "r")]
+    assert reads.restarted() == [("C", {"x": 4}, "r"), ("A", {"x": 3}, "w")]
+
+
+def test_a_statement_sent_after_a_restart_was_planned_by_its_request() -> None:
+    reads = RecentReads()
+    reads.note("A", {}, "r")
+    reads.note("B", {}, "r")
+
+    before = reads.restarted()
+    reads.note("B", {}, "r")
+
+    assert [statement for statement, _, _ in before] == ["B", "A"]
+    assert (reads.sent_again("A"), reads.sent_again("B")) == (False, True)
 
 
 async def test_the_statements_planned_again_are_the_ones_the_reads_use(
@@ -62,7 +74,7 @@ async def test_the_statements_planned_again_are_the_ones_the_reads_use(
     await ask_every_kind(neo4j_store)
     after_reads = await cached_plans(neo4j_store)
 
-    assert len(neo4j_store._reads.statements()) > len(ChainKind)
+    assert len(neo4j_store._reads.restarted()) > len(ChainKind)
     assert after_reads == replanned
 
 
@@ -77,7 +89,7 @@ async def test_a_restart_no_request_saw_is_noticed_and_planned_again(
         await store.wipe()
         await write_session(store)
         await ask_every_kind(store)
-        sent = len(store._reads.statements())
+        sent = len(store._reads.restarted())
         with caplog.at_level(logging.INFO, logger=store_module.__name__):
             _server("stop", "--keep-data")
             _server("start", "--same-port")
