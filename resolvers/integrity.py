@@ -132,9 +132,10 @@ def check_node(label: Label, key: str, session: str, props: dict[str, Any], seq:
         _check_artifact(key, props)
     if label is Label.TASK and props.get("task_type") != SUBAGENT_TASK_TYPE:
         raise ValueError(f"a Task is a subagent's scope: 'task_type' {props.get('task_type')!r}")
+    _check_scope(label, key, props)
     _check_key_form(label, key, props)
     if seq > 0:
-        _check_step(label, key, props)
+        _check_step(label, props)
 
 
 def _check_key_form(label: Label, key: str, props: dict[str, Any]) -> None:
@@ -149,8 +150,28 @@ def _check_key_form(label: Label, key: str, props: dict[str, Any]) -> None:
     elif label is Label.ARTIFACT:
         artifact_id = props["artifact_id"]
         check_key_form("artifact_id", artifact_id, f"'artifact_id' {artifact_id!r}")
-    elif label is Label.TASK and not key.startswith(SCOPE_PREFIX):
-        raise ValueError(f"a subagent's scope's key begins {SCOPE_PREFIX}, not {key!r}")
+
+
+def _check_scope(label: Label, key: str, props: dict[str, Any]) -> None:
+    """A subagent's scope is ``subtask:subagent:<subagentId>`` and has no scope; a tool call
+    with a ``parent_subtask_id`` is a step of that scope, and its key names it
+    (``<scope>:exec:<ref>``), whatever its ``seq``."""
+    parent = props.get("parent_subtask_id")
+    if label is Label.TASK:
+        if not key.startswith(SCOPE_PREFIX) or key == SCOPE_PREFIX:
+            raise ValueError(f"a subagent's scope's key is {SCOPE_PREFIX}<id>, not {key!r}")
+        if parent is not None:
+            raise ValueError("a subagent's scope has no 'parent_subtask_id'")
+    if label is not Label.TOOL_CALL or parent is None:
+        return
+    if not (
+        isinstance(parent, str)
+        and parent.startswith(SCOPE_PREFIX)
+        and parent != SCOPE_PREFIX
+        and key.startswith(f"{parent}:exec:")
+        and key != f"{parent}:exec:"
+    ):
+        raise ValueError(f"'parent_subtask_id' {parent!r} is not the scope its key {key!r} names")
 
 
 def _check_artifact(key: str, props: dict[str, Any]) -> None:
@@ -166,9 +187,8 @@ def _check_artifact(key: str, props: dict[str, Any]) -> None:
         )
 
 
-def _check_step(label: Label, key: str, props: dict[str, Any]) -> None:
-    """A step's chain is its ``parent_subtask_id``'s (a child's key names its scope) and its
-    place there is ``chain_at``, a time."""
+def _check_step(label: Label, props: dict[str, Any]) -> None:
+    """A step's place on its chain (its scope's: ``_check_scope``) is ``chain_at``, a time."""
     if label not in _STEPS:
         raise ValueError(f"'seq' > 0 places a node on a chain, and a {label} is no step")
     at = props.get("chain_at")
@@ -178,14 +198,3 @@ def _check_step(label: Label, key: str, props: dict[str, Any]) -> None:
         placed = False
     if not placed:
         raise ValueError(f"a step's 'chain_at' {at!r} is not a time with a UTC offset")
-    parent = props.get("parent_subtask_id")
-    if parent is None:
-        return
-    if label is Label.TASK:
-        raise ValueError("a subagent's scope has no 'parent_subtask_id'")
-    if not (
-        isinstance(parent, str)
-        and parent.startswith(SCOPE_PREFIX)
-        and key.startswith(f"{parent}:exec:")
-    ):
-        raise ValueError(f"'parent_subtask_id' {parent!r} is not the scope its key {key!r} names")

@@ -204,7 +204,26 @@ TASK: dict[str, Any] = {}
         ),
         (
             [node_line("Task:sa1", props=SUBAGENT)],
-            "line 1: .*a subagent's scope's key begins subtask:subagent:, not 'sa1'",
+            "line 1: .*a subagent's scope's key is subtask:subagent:<id>, not 'sa1'",
+        ),
+        (
+            [node_line("Task:subtask:subagent:", props=SUBAGENT)],
+            "line 1: .*a subagent's scope's key is subtask:subagent:<id>, not 'subtask:subagent:'",
+        ),
+        # Whatever its seq, a tool call with a scope is a step of the scope its key names.
+        *(
+            (
+                [node_line(f"ToolCall:{key}", props={**STEP, "parent_subtask_id": parent})],
+                f"line 1: .*'parent_subtask_id' {parent!r} is not the scope its key",
+            )
+            for key, parent in [
+                ("goal:session:s1", ""),
+                ("subtask:subagent:x", SCOPE),
+                ("subtask:subagent:sa1", "subtask:subagent:sa"),
+                ("subtask:subagent:sa1:exec:", SCOPE),
+                ("subtask:subagent::exec:c1", "subtask:subagent:"),
+                ("subtask:subagent:x:exec:c1", 123),
+            ]
         ),
         # Edges between labels their type does not join, a chain's edge across sessions.
         (
