@@ -8,16 +8,23 @@ that keeps a ledger of cleanups (``resolvers.store.CleanupLedger``) notes each s
 
 from __future__ import annotations
 
+import asyncio
+import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
-from resolvers.errors import InvalidInputError
+from resolvers.errors import InvalidInputError, StoreUnavailableError
 from resolvers.records import Label, utc_now
 from resolvers.store import CleanupLedger
 from resolvers.validate import check_text
 
 if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
     from resolvers.store import GraphStore
+
+ATTEMPTS: Final = 5
+RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
 
 
 @dataclass(frozen=True, slots=True)
@@ -28,6 +35,10 @@ class CleanupCounts:
 
 async def cleanup_session(store: GraphStore, session_id: str) -> CleanupCounts:
     _check_id("sessionId", session_id)
+    return await _retried(lambda: _cleanup_session(store, session_id))
+
+
+async def _cleanup_session(store: GraphStore, session_id: str) -> CleanupCounts:
     marked = deleted = 0
     async with store.transaction(session_id) as tx:
         if isinstance(tx, CleanupLedger):
@@ -50,18 +61,41 @@ async def cleanup_project(
     _check_id("projectId", project_id)
     for index, session_id in enumerate(session_ids):
         _check_id(f"sessionIds[{index}]", session_id)
+    return await _retried(lambda: _cleanup_project(store, project_id, session_ids))
+
+
+async def _cleanup_project(
+    store: GraphStore, project_id: str, session_ids: list[str]
+) -> CleanupCounts:
     deleted = 0
     async with store.transaction() as tx:
         if isinstance(tx, CleanupLedger):
             at = utc_now()
             for session_id in sorted(set(session_ids)):  # the order writers lock sessions in
                 await tx.note_cleanup(session_id, at)
+            await tx.note_project_cleanup(project_id, at)  # after sessions, as a replay does
         for session_id in dict.fromkeys(session_ids):
             for node_id in await tx.session_node_ids(session_id):
                 deleted += await tx.delete_node(node_id)
         for artifact in await tx.project_artifacts(project_id):
             deleted += await tx.delete_node(artifact.id)
     return CleanupCounts(0, deleted)
+
+
+async def _retried(run: Callable[[], Awaitable[CleanupCounts]]) -> CleanupCounts:
+    """``run`` again, in a new transaction, when the store gave way to concurrent writers (a
+    deadlock, a lock wait: ``transient``; the transaction was rolled back), a few times with a
+    growing pause: a cleanup deletes across many nodes, which writers of its sessions and
+    another replica's replay lock in other orders."""
+    attempt = 1
+    while True:
+        try:
+            return await run()
+        except StoreUnavailableError as exc:
+            if not exc.transient or attempt == ATTEMPTS:
+                raise
+        await asyncio.sleep(random.uniform(0.5, 1.5) * RETRY_PAUSE * attempt)
+        attempt += 1
 
 
 def _check_id(field: str, value: str) -> None:

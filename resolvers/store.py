@@ -427,6 +427,15 @@ class CleanupLedger(Protocol):
         of it commits between this read and this transaction's commit."""
         ...
 
+    async def note_project_cleanup(self, project_id: str, at: datetime) -> None:
+        """Remember that the project's Artifacts were deleted at ``at`` (the latest wins)."""
+        ...
+
+    async def projects_cleaned_at(self, project_ids: Sequence[str]) -> dict[str, datetime]:
+        """When each of ``project_ids`` that was ever cleaned up was last, read so that no
+        cleanup of them commits between this read and this transaction's commit."""
+        ...
+
 
 @runtime_checkable
 class ConsistentReader(Protocol):

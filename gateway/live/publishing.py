@@ -186,6 +186,8 @@ class RecordingTransaction(ForwardedReads):
         if isinstance(tx, CleanupLedger):  # optional: forwarded only when the store has it
             self.note_cleanup = tx.note_cleanup
             self.cleaned_at = tx.cleaned_at
+            self.note_project_cleanup = tx.note_project_cleanup
+            self.projects_cleaned_at = tx.projects_cleaned_at
 
     async def put_node(self, node: NodeRecord) -> None:
         await self._tx.put_node(node)

@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Final, TypeVar
 
 from gateway.stores.forwarding import ForwardedReads
 from resolvers.errors import DomainError, StoreUnavailableError
-from resolvers.events import event_to_dict
+from resolvers.events import ArtifactDeclared, ExecutionObserved, event_to_dict
 from resolvers.observe import APPLY
+from resolvers.records import Label, artifact_key, node_id
 from resolvers.store import CleanupLedger
 
 if TYPE_CHECKING:
@@ -111,12 +112,14 @@ async def _apply_some(store: GraphStore, events: Sequence[Event]) -> int:
 
 @dataclass(frozen=True, slots=True)
 class _Taken:
-    """What one transaction took of a batch: how many events, and those of them it left out
-    because their session was cleaned up after they were received (``CleanupLedger``)."""
+    """What one transaction took of a batch: how many events; those of them it left out, as
+    their session was cleaned up after they were received; and the Artifacts it removed again,
+    as their project was (``CleanupLedger``)."""
 
     count: int
     left_out: list[Event]
     cleaned_at: datetime | None
+    removed: list[tuple[str, str, datetime]]  # (artifact id, project, cleaned at)
 
     def log(self) -> None:
         for event in self.left_out:
@@ -128,29 +131,65 @@ class _Taken:
                 event.received_at.isoformat(),
                 self.cleaned_at.isoformat() if self.cleaned_at else "?",
             )
+        for artifact, project, at in self.removed:
+            logger.warning(
+                "left out %s of a queued event: its project %s was cleaned up at %s",
+                artifact,
+                project,
+                at.isoformat(),
+            )
 
 
 async def _take(store: GraphStore, tx: GraphTransaction, events: Sequence[Event]) -> _Taken:
     """Apply ``events`` (of one session) in order on ``tx``, until ``BATCH_SECONDS`` are spent
-    (at least one). An event received before the session's last cleanup (noted by another
-    replica, say, while this one journalled it) is left out: applied in time, it would have
-    been removed by the cleanup, and applied now it would undo it."""
+    (at least one). What a cleanup made since an event was received (noted by another replica,
+    say, while this one journalled it) would have removed, had the event been applied in time,
+    is left out: the whole event when its session was cleaned up, the Artifacts it creates in
+    a project that was. Applied now, they would undo the cleanup."""
     loop = asyncio.get_running_loop()
     batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
     ledger = tx if isinstance(tx, CleanupLedger) else None
     cleaned = await ledger.cleaned_at(events[0].session_id) if ledger else None
+    named = {project for event in events for project in _projects(event).values()}
+    projects = await ledger.projects_cleaned_at(sorted(named)) if ledger and named else {}
     left_out: list[Event] = []
+    removed: list[tuple[str, str, datetime]] = []
     count = 0
     until = loop.time() + BATCH_SECONDS
     for event in events:
         if cleaned is not None and event.received_at <= cleaned:
             left_out.append(event)
         else:
+            doomed = {
+                artifact: project
+                for artifact, project in _projects(event).items()
+                if project in projects and event.received_at <= projects[project]
+            }
+            stored = await tx.get_nodes(list(doomed)) if doomed else []
+            new = [i for i, node in zip(doomed, stored, strict=True) if node is None]
             await APPLY[type(event)](batch, event)
+            for artifact in new:
+                if await tx.delete_node(artifact):
+                    removed.append((artifact, doomed[artifact], projects[doomed[artifact]]))
         count += 1
         if loop.time() >= until:
             break
-    return _Taken(count, left_out, cleaned)
+    return _Taken(count, left_out, cleaned, removed)
+
+
+def _projects(event: Event) -> dict[str, str]:
+    """The ids of the Artifacts ``event`` writes in a project, and their project."""
+    if isinstance(event, ExecutionObserved):
+        artifacts = event.produced_artifacts
+    elif isinstance(event, ArtifactDeclared):
+        artifacts = (event.artifact,)
+    else:
+        return {}
+    return {
+        node_id(Label.ARTIFACT, artifact_key(artifact.artifact_id, artifact.version)): project
+        for artifact in artifacts
+        if (project := artifact.project_id)
+    }
 
 
 @dataclass(frozen=True, slots=True)

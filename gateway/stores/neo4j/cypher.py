@@ -370,6 +370,20 @@ CLEANED_AT: Final[LiteralString] = (
 """The session's last cleanup, read under its counter's lock: a cleanup of the session (which
 writes the counter) waits for this transaction."""
 
+NOTE_PROJECT_CLEANUP: Final[LiteralString] = (
+    "MERGE (p:ProjectCleanup {project_id: $project}) "
+    "SET p.cleaned_at = CASE WHEN coalesce(p.cleaned_at, '') < $at THEN $at "
+    "ELSE p.cleaned_at END"
+)
+"""Notes a cleanup of the project's Artifacts, as ``NOTE_CLEANUP`` a session's."""
+
+PROJECTS_CLEANED_AT: Final[LiteralString] = (
+    "UNWIND $projects AS project MERGE (p:ProjectCleanup {project_id: project}) "
+    "SET p._sm_lock = true REMOVE p._sm_lock "
+    "RETURN p.project_id AS project, p.cleaned_at AS at"
+)
+"""The projects' last cleanups, read under their locks (taken in the order given: sorted)."""
+
 NEXT_ORDER: Final[LiteralString] = (
     "MERGE (c:SessionCounter {session_id: $scope}) ON CREATE SET c.seq = 0 "
     "SET c._sm_lock = true REMOVE c._sm_lock "  # locked before it is read

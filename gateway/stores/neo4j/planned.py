@@ -399,6 +399,12 @@ class PlannedTransaction:
     async def cleaned_at(self, session_id: str) -> datetime | None:
         return await (await self._miss()).cleaned_at(session_id)
 
+    async def note_project_cleanup(self, project_id: str, at: datetime) -> None:
+        await (await self._miss()).note_project_cleanup(project_id, at)
+
+    async def projects_cleaned_at(self, project_ids: Sequence[str]) -> dict[str, datetime]:
+        return await (await self._miss()).projects_cleaned_at(project_ids)
+
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
         """Buffered with the changes: the one write statement appends them."""
         return await self.flush(entries)

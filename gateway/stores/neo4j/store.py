@@ -14,7 +14,10 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   of other processes ever wait on the server's lock, and a burst of writes to one session
   never turns into lock waits that run into the round-trip timeout; a queued writer gives up
   only when no turn ended for a whole round-trip timeout, however long the queue. Writes that
-  wait there share a transaction (group commit: one begin, commit and fsync for several);
+  wait there share a transaction (group commit: one begin, commit and fsync for several).
+  ``cleaned_at`` is the session's last cleanup, and ``(:ProjectCleanup {project_id,
+  cleaned_at})`` a project's (``resolvers.store.CleanupLedger``: another replica's replay
+  leaves out what they removed);
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``;
 * the change feed of ``gateway.live.feed``: ``(:FeedHead {session_id, seq})`` per session and
@@ -132,6 +135,7 @@ WRITE_BATCH: Final = 16
 """At most this many writes share one transaction."""
 RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
 _NO_DRIVER_RETRIES: Final = -1.0  # ``max_transaction_retry_time``: the first failure is final
+_CONFLICT: Final = "Neo4j gave way to concurrent writes (a deadlock or a lock wait); send it again."
 _OUT_OF_MEMORY: Final = "Neo.TransientError.General.MemoryPoolOutOfMemoryError"
 _UNAVAILABLE_CODES: Final = (
     "Neo.TransientError.",  # deadlocks, lock timeouts, leader switches, database unavailable
@@ -172,6 +176,9 @@ async def _driver_errors(
             raise  # a bug (syntax, types): unexpected, masked by the GraphQL layer
         transient = code.startswith(_CONFLICT_CODES)
         detail = _detail(exc, secret)
+        if transient:  # its own words name the server's locks and transactions
+            logger.debug("neo4j conflict: %s", detail)
+            detail = _CONFLICT
         raise StoreUnavailableError(BACKEND, detail=detail, transient=transient) from exc
     except mapped as exc:
         raise StoreUnavailableError(BACKEND, detail=_detail(exc, secret)) from exc
@@ -391,6 +398,14 @@ class _Neo4jTransaction(_TransactionReads):
     async def cleaned_at(self, session_id: str) -> datetime | None:
         (record,) = await self._fetch(cypher.CLEANED_AT, session=session_id)
         return stored_time(record["at"])
+
+    async def note_project_cleanup(self, project_id: str, at: datetime) -> None:
+        await self._fetch(cypher.NOTE_PROJECT_CLEANUP, project=project_id, at=iso(at))
+
+    async def projects_cleaned_at(self, project_ids: Sequence[str]) -> dict[str, datetime]:
+        records = await self._fetch(cypher.PROJECTS_CLEANED_AT, projects=sorted(project_ids))
+        found = {record["project"]: stored_time(record["at"]) for record in records}
+        return {project: at for project, at in found.items() if at is not None}
 
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
         rows = [{"session": session, "changes": changes} for session, changes in entries.items()]

@@ -1,31 +1,49 @@
-"""Two replicas on one Neo4j: replica A journals a session's observes while Neo4j is out of its
-reach, and replica B cleans the session up meanwhile. A's replay must not write again what the
-cleanup removed (the events were acknowledged before it), and must still write what the
-session sends after it."""
+"""Cleanups on Neo4j. Two replicas on one Neo4j: replica A journals a session's observes while
+Neo4j is out of its reach, and replica B cleans the session (or a project) up meanwhile. A's
+replay must not write again what the cleanup removed (the events were acknowledged before it),
+and must still write what the session sends after it. A cleanup that meets a deadlock with
+concurrent writers runs again."""
 
 from __future__ import annotations
 
 import logging
+from contextlib import asynccontextmanager
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 import pytest
+from neo4j.exceptions import Neo4jError
 
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
 from gateway.runtime.replay import apply_batch, apply_one
+from gateway.stores.neo4j.store import _Neo4jTransaction
+from resolvers import cleanup as cleanup_module
 from resolvers.cleanup import cleanup_project, cleanup_session
+from resolvers.errors import StoreUnavailableError
 from resolvers.events import ExecutionObserved, ProducedArtifact
 from tests.stores.neo4j.conftest import open_store
 from tests.test_replay import events
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Coroutine
+    from collections.abc import AsyncIterator, Callable, Coroutine
     from typing import Any
 
     from gateway.stores.neo4j import Neo4jStore
     from resolvers.events import Event
     from resolvers.store import GraphStore
+
+
+@asynccontextmanager
+async def two_replicas(
+    store: Neo4jStore, connection: dict[str, str]
+) -> AsyncIterator[tuple[GraphStore, GraphStore]]:
+    """Replica A on ``store`` and replica B on a connection of its own, as gateways wrap them."""
+    replica_b = PublishingStore(await open_store(connection), EventBus())
+    try:
+        yield PublishingStore(store, EventBus()), replica_b
+    finally:
+        await replica_b.aclose()
 
 
 async def live_ids(store: GraphStore, session: str) -> list[str]:
@@ -71,9 +89,7 @@ async def test_a_replay_leaves_out_what_a_later_cleanup_through_another_replica_
     cleanup: Callable[[GraphStore], Coroutine[Any, Any, Any]],
     caplog: pytest.LogCaptureFixture,
 ) -> None:
-    replica_a = PublishingStore(neo4j_store, EventBus())
-    replica_b = PublishingStore(await open_store(connection), EventBus())
-    try:
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
         first, *journal = events("s1")  # received (and acknowledged) now
         await apply_one(replica_a, first)  # written before the outage
         await cleanup(replica_b)
@@ -81,8 +97,6 @@ async def test_a_replay_leaves_out_what_a_later_cleanup_through_another_replica_
 
         with caplog.at_level(logging.WARNING):
             await replay(replica_a, journal)
-    finally:
-        await replica_b.aclose()
 
     assert await live_ids(neo4j_store, "s1") == removed == []
     left_out = [r.getMessage() for r in caplog.records if "left out" in r.getMessage()]
@@ -96,21 +110,13 @@ async def test_what_a_session_sends_after_its_cleanup_is_replayed(
     connection: dict[str, str],
     replay: Callable[[GraphStore, list[Event]], Coroutine[Any, Any, None]],
 ) -> None:
-    replica_a = PublishingStore(neo4j_store, EventBus())
-    replica_b = PublishingStore(await open_store(connection), EventBus())
-    try:
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
         await apply_one(replica_a, earlier("s1"))
         await cleanup_session(replica_b, "s1")
         journal = events("s1")  # received after the cleanup
         await replay(replica_a, journal)
-        expected = PublishingStore(await open_store(connection), EventBus())
-        try:
-            await replay_batch(expected, events("s2"))
-            fresh = await live_ids(neo4j_store, "s2")
-        finally:
-            await expected.aclose()
-    finally:
-        await replica_b.aclose()
+        await replay_batch(replica_b, events("s2"))  # the same, never cleaned up
+        fresh = await live_ids(neo4j_store, "s2")
 
     assert await live_ids(neo4j_store, "s1") == [node_id.replace("s2", "s1") for node_id in fresh]
     assert fresh
@@ -126,3 +132,84 @@ async def test_the_latest_cleanup_noted_wins(neo4j_store: Neo4jStore) -> None:
     async with neo4j_store.transaction("s1") as tx:
         assert await tx.cleaned_at("s1") == first
         assert await tx.cleaned_at("never-cleaned") is None
+
+
+def with_project(event: Event, project: str) -> Event:
+    """``event`` (an execution) with its artifacts in ``project``."""
+    assert isinstance(event, ExecutionObserved)
+    artifacts = tuple(replace(a, project_id=project) for a in event.produced_artifacts)
+    return replace(event, produced_artifacts=artifacts)
+
+
+@pytest.mark.parametrize("replay", REPLAYS)
+async def test_a_replay_leaves_out_the_artifacts_of_a_project_cleaned_up_since(
+    neo4j_store: Neo4jStore,
+    connection: dict[str, str],
+    replay: Callable[[GraphStore, list[Event]], Coroutine[Any, Any, None]],
+) -> None:
+    # The session is not among the cleanup's: its steps stay, its project's Artifacts go,
+    # as they would have, had the events been applied before the cleanup.
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
+        before = [with_project(event, "p1") for event in events("s1") if event.kind == "execution"]
+        await cleanup_project(replica_b, "p1", ["other"])
+        after = with_project(earlier("s1"), "p1")  # received after the cleanup
+        await replay(replica_a, [*before, after])
+
+    live = await live_ids(neo4j_store, "s1")
+    assert [i for i in live if i.startswith("Artifact:")] == ["Artifact:s1-old-fig#v1"]
+    assert {f"Code:s1-e{n}" for n in range(3)} <= set(live)
+    assert [a.id for a in await neo4j_store.project_artifacts("p1")] == ["Artifact:s1-old-fig#v1"]
+
+
+# As the driver builds it from the server's failure message (a bare constructor sets no code).
+DEADLOCK = Neo4jError._hydrate_neo4j(
+    code="Neo.TransientError.Transaction.DeadlockDetected",
+    message="ForsetiClient[7] can't acquire ExclusiveLock{owner=ForsetiClient[9]}",
+)
+
+
+@pytest.mark.parametrize("cleanup", CLEANUPS)
+async def test_a_cleanup_that_meets_a_deadlock_runs_again(
+    neo4j_store: Neo4jStore,
+    monkeypatch: pytest.MonkeyPatch,
+    cleanup: Callable[[GraphStore], Coroutine[Any, Any, Any]],
+) -> None:
+    await replay_batch(neo4j_store, events("s1"))
+    original = _Neo4jTransaction.delete_node
+    failures = [2]
+
+    async def deadlocked(self: _Neo4jTransaction, node_id: str) -> bool:
+        if failures[0]:
+            failures[0] -= 1
+            async with self._errors():  # where the server's answer is read
+                raise DEADLOCK
+        return await original(self, node_id)
+
+    monkeypatch.setattr(_Neo4jTransaction, "delete_node", deadlocked)
+
+    counts = await cleanup(neo4j_store)
+
+    assert failures == [0]
+    assert counts.deleted > 0
+    assert await live_ids(neo4j_store, "s1") == []
+
+
+async def test_a_cleanup_that_keeps_meeting_deadlocks_says_so_without_the_servers_words(
+    neo4j_store: Neo4jStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await replay_batch(neo4j_store, events("s1"))
+
+    async def deadlocked(self: _Neo4jTransaction, node_id: str) -> bool:
+        async with self._errors():  # where the server's answer is read
+            raise DEADLOCK
+
+    monkeypatch.setattr(_Neo4jTransaction, "delete_node", deadlocked)
+    monkeypatch.setattr(cleanup_module, "RETRY_PAUSE", 0.0)
+
+    with pytest.raises(StoreUnavailableError) as refused:
+        await cleanup_session(neo4j_store, "s1")
+
+    assert refused.value.transient
+    assert "send it again" in refused.value.detail
+    assert "Forseti" not in refused.value.detail
+    assert await live_ids(neo4j_store, "s1") != []
