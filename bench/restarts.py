@@ -4,8 +4,8 @@
     python -m bench.restarts [--rounds 2] [--wait 45]
 
 Each round, the two modes one after the other: ``watched`` (the store notices the restart and
-plans again, ``gateway.stores.neo4j.restarts``) and ``unwatched`` (the watch turned off, as the
-store was before it). A store writes a generated session (``bench-…``) and asks ``chainExists``
+plans again, ``gateway.stores.neo4j.restarts``) and ``unwatched`` (``watch_restarts=False``: the
+store as it was before the watch). A store writes a generated session (``bench-…``) and asks ``chainExists``
 of every kind from its first node of each of three labels, so the server has planned them; the
 test server is stopped and started again (``run.sh stop --keep-data``, ``start --same-port``);
 ``--wait`` seconds later (the re-plan's time), the same questions are asked again and timed
@@ -29,14 +29,12 @@ from bench.neo4j import Connection, clean_bench_sessions
 from bench.outage import check_same_server, server
 from bench.writes import observes_only
 from gateway.stores.neo4j import Neo4jStore
-from gateway.stores.neo4j import store as store_module
 from resolvers.chains import ChainKind, chain_exists
 from resolvers.errors import QueryLimitExceededError
 from resolvers.observe import APPLY
 from resolvers.records import Label, split_node_id
 
 LABELS = (Label.ARTIFACT, Label.TOOL_CALL, Label.CODE)
-NEVER = 1e9  # a restart check that never comes: the store as it was before the watch
 
 
 async def ask(store: Neo4jStore, sources: list[str]) -> tuple[float, int]:
@@ -52,8 +50,9 @@ async def ask(store: Neo4jStore, sources: list[str]) -> tuple[float, int]:
 
 
 async def one_round(connection: Connection, index: int, watched: bool, wait: float) -> str:
-    store_module.CHECK_SECONDS = 2.0 if watched else NEVER
-    store = await Neo4jStore.open(connection.uri, connection.user, connection.password)
+    store = await Neo4jStore.open(
+        connection.uri, connection.user, connection.password, watch_restarts=watched
+    )
     try:
         session = observes_only(generate_session(7, 900 + index))
         for mutation in session.mutations:

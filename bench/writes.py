@@ -54,6 +54,7 @@ from gateway.live.publishing import PublishingStore
 from gateway.stores.file.store import FileStore
 from gateway.stores.neo4j import Neo4jStore
 from gateway.stores.neo4j.records import edge_properties, node_properties, take_created_at
+from gateway.stores.neo4j.restarts import STARTED
 from resolvers.observe import APPLY
 from resolvers.records import split_node_id
 from resolvers.search import search_nodes
@@ -269,7 +270,8 @@ async def stored_ids(driver: neo4j.AsyncDriver, session_id: str) -> list[str]:
 @contextlib.contextmanager
 def counting_statements(texts: list[str] | None = None) -> Iterator[list[int]]:
     """Count the driver's ``run`` calls (managed and explicit transactions, auto-commit), and
-    append each statement's text to ``texts`` when given."""
+    append each statement's text to ``texts`` when given; but the store's restart check, a
+    poll of its own that no request sends (``gateway.stores.neo4j.restarts``)."""
     count = [0]
     classes: tuple[type[Any], ...] = (
         neo4j.AsyncManagedTransaction,
@@ -280,9 +282,11 @@ def counting_statements(texts: list[str] | None = None) -> Iterator[list[int]]:
 
     def counting(original: Any) -> Any:
         async def run(self: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
-            count[0] += 1
-            if texts is not None:
-                texts.append(query.text if isinstance(query, neo4j.Query) else str(query))
+            text = query.text if isinstance(query, neo4j.Query) else str(query)
+            if text != STARTED:
+                count[0] += 1
+                if texts is not None:
+                    texts.append(text)
             return await original(self, query, *args, **kwargs)
 
         return run

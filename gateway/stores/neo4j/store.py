@@ -464,8 +464,10 @@ class Neo4jStore(Walks):
         database: str = "neo4j",
         connection_timeout: float = 3.0,
         query_timeout: float = 10.0,
+        watch_restarts: bool = True,
     ) -> Neo4jStore:
-        """Connect, verify the server answers and ensure the schema.
+        """Connect, verify the server answers and ensure the schema; with ``watch_restarts``,
+        plan again after a restart of the server (``restarts``).
 
         Raises ``StoreUnavailableError`` when the server is down, rejects the credentials or
         does not answer within ``connection_timeout`` seconds.
@@ -500,7 +502,8 @@ class Neo4jStore(Walks):
         except BaseException:
             await driver.close()
             raise
-        store._restarts = asyncio.create_task(store._watch_restarts())
+        if watch_restarts:
+            store._restarts = asyncio.create_task(store._watch_restarts())
         return store
 
     async def _warm_plans(self) -> None:

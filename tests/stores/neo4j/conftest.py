@@ -26,6 +26,9 @@ def connection() -> dict[str, str]:
 
 
 async def open_store(connection: dict[str, str], **options: Any) -> Neo4jStore:
+    """A store on the test server. It does not watch for restarts unless asked: its poll
+    would land among the statements and plans these tests count."""
+    options.setdefault("watch_restarts", False)
     return await Neo4jStore.open(
         connection["uri"], connection["user"], connection["password"], **options
     )

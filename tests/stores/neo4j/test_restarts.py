@@ -84,7 +84,7 @@ async def test_a_restart_no_request_saw_is_noticed_and_planned_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     monkeypatch.setattr(store_module, "CHECK_SECONDS", 0.2)
-    store = await open_store(connection)
+    store = await open_store(connection, watch_restarts=True)
     try:
         await store.wipe()
         await write_session(store)
