@@ -4,9 +4,10 @@
     python -m bench.restarts [--rounds 2] [--wait 45]
 
 Each round, the two modes one after the other: ``watched`` (the store notices the restart and
-plans again, ``gateway.stores.neo4j.restarts``) and ``unwatched`` (``watch_restarts=False``: the
-store as it was before the watch). A store writes a generated session (``bench-…``) and asks ``chainExists``
-of every kind from its first node of each of three labels, so the server has planned them; the
+plans again, ``gateway.stores.neo4j.restarts``) and ``unwatched`` (``watch_restarts=False``:
+the store as it was before the watch). A store writes a generated session (``bench-…``) and
+asks ``chainExists`` of every kind from its first node of each of three labels, so the server
+has planned them; the
 test server is stopped and started again (``run.sh stop --keep-data``, ``start --same-port``);
 ``--wait`` seconds later (the re-plan's time), the same questions are asked again and timed
 (``after``), and once more (``warm``). A ``QueryLimitExceeded`` answer is counted, not fatal.
