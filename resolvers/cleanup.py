@@ -3,7 +3,8 @@
 A deleted session keeps its Artifacts, soft-marked (``deleted_session``), because later
 sessions may still read them as inputs; every other node of the session is deleted with its
 edges. A deleted project removes its sessions' nodes and its Artifacts physically. A store
-that keeps a ledger of cleanups (``resolvers.store.CleanupLedger``) notes each session's.
+that keeps a ledger of cleanups (``resolvers.store.CleanupLedger``) notes each session's and
+each project's. A cleanup that meets a deadlock with concurrent writers runs again.
 """
 
 from __future__ import annotations

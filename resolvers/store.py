@@ -409,14 +409,15 @@ class GraphStore(GraphReader, Protocol):
 
 @runtime_checkable
 class CleanupLedger(Protocol):
-    """Optional, on a transaction: when each session was last cleaned up.
+    """Optional, on a transaction: when each session and each project was last cleaned up.
 
     A backend offers it when an event acknowledged before a cleanup can reach it after the
     cleanup: another replica's outbox replaying what it journalled while the backend was
     unreachable. A cleanup notes its time (``resolvers.cleanup``), and the replay leaves out a
-    session's events received before it (``gateway.runtime.replay``): applied in time, they
-    would have been removed by it. A backend whose writes all come through one process, in
-    the order they were acknowledged, needs none."""
+    session's events received before it, and the Artifacts they create in a project cleaned up
+    after them (``gateway.runtime.replay``): applied in time, they would have been removed. A
+    backend whose writes all come through one process, in the order they were acknowledged,
+    needs none."""
 
     async def note_cleanup(self, session_id: str, at: datetime) -> None:
         """Remember that ``session_id`` was cleaned up at ``at`` (the latest noted wins)."""
