@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 
 from resolvers.records import SUBAGENT_TASK_TYPE, EdgeType, Label, NodeRecord, artifact_key
 from resolvers.steps import SCOPE_PREFIX, position
-from resolvers.validate import check_key_form, names_other_session
+from resolvers.validate import check_characters, check_key_form, names_other_session
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -158,8 +158,9 @@ def _check_scope(label: Label, key: str, props: dict[str, Any]) -> None:
     (``<scope>:exec:<ref>``), whatever its ``seq``."""
     parent = props.get("parent_subtask_id")
     if label is Label.TASK:
-        if not key.startswith(SCOPE_PREFIX) or key == SCOPE_PREFIX:
+        if not key.startswith(SCOPE_PREFIX):
             raise ValueError(f"a subagent's scope's key is {SCOPE_PREFIX}<id>, not {key!r}")
+        _check_id_part(key[len(SCOPE_PREFIX) :], key)
         if parent is not None:
             raise ValueError("a subagent's scope has no 'parent_subtask_id'")
     if label is not Label.TOOL_CALL or parent is None:
@@ -167,11 +168,18 @@ def _check_scope(label: Label, key: str, props: dict[str, Any]) -> None:
     if not (
         isinstance(parent, str)
         and parent.startswith(SCOPE_PREFIX)
-        and parent != SCOPE_PREFIX
         and key.startswith(f"{parent}:exec:")
-        and key != f"{parent}:exec:"
     ):
         raise ValueError(f"'parent_subtask_id' {parent!r} is not the scope its key {key!r} names")
+    _check_id_part(parent[len(SCOPE_PREFIX) :], key)
+    _check_id_part(key[len(parent) + len(":exec:") :], key)
+
+
+def _check_id_part(part: str, key: str) -> None:
+    """An id the API took to make ``key`` (a subagent's, a step's): as the API checks it."""
+    if not part.strip():
+        raise ValueError(f"the key {key!r} holds an empty id")
+    check_characters(part, f"the key {key!r}", single_line=True)
 
 
 def _check_artifact(key: str, props: dict[str, Any]) -> None:

@@ -165,12 +165,20 @@ async def _take(store: GraphStore, tx: GraphTransaction, events: Sequence[Event]
                 for artifact, project in _projects(event).items()
                 if project in projects and event.received_at <= projects[project]
             }
-            stored = await tx.get_nodes(list(doomed)) if doomed else []
-            new = [i for i, node in zip(doomed, stored, strict=True) if node is None]
+            if doomed:  # but an Artifact made after the cleanup: this event only touches it
+                stored = zip(doomed, await tx.get_nodes(list(doomed)), strict=True)
+                doomed = {
+                    artifact: doomed[artifact]
+                    for artifact, node in stored
+                    if node is None or node.created_at <= projects[doomed[artifact]]
+                }
             await APPLY[type(event)](batch, event)
-            for artifact in new:
-                if await tx.delete_node(artifact):
-                    removed.append((artifact, doomed[artifact], projects[doomed[artifact]]))
+            written = await tx.get_nodes(list(doomed)) if doomed else []
+            for (artifact, project), node in zip(doomed.items(), written, strict=True):
+                # In time, the event would have put it in the project the cleanup emptied.
+                if node is not None and node.get("project_id") == project:
+                    await tx.delete_node(artifact)
+                    removed.append((artifact, project, projects[project]))
         count += 1
         if loop.time() >= until:
             break

@@ -461,5 +461,5 @@ def _queued_before() -> StoreUnavailableError:
     """Unreachable, not queued: the write must follow journalled observes not applied yet."""
     return StoreUnavailableError(
         Backend.NEO4J.value,
-        detail="The session's writes queued before this one are not applied yet.",
+        detail="Observes queued before this write, which it must follow, are not applied yet.",
     )

@@ -213,3 +213,26 @@ async def test_a_cleanup_that_keeps_meeting_deadlocks_says_so_without_the_server
     assert "send it again" in refused.value.detail
     assert "Forseti" not in refused.value.detail
     assert await live_ids(neo4j_store, "s1") != []
+
+
+@pytest.mark.parametrize("replay", REPLAYS)
+async def test_an_artifact_a_queued_event_moves_into_a_project_cleaned_up_since_is_removed(
+    neo4j_store: Neo4jStore,
+    connection: dict[str, str],
+    replay: Callable[[GraphStore, list[Event]], Coroutine[Any, Any, None]],
+) -> None:
+    # In time, the event would have put the Artifact in the project, and the cleanup deleted it.
+    first = earlier("s1")
+    assert isinstance(first, ExecutionObserved)
+    (artifact,) = first.produced_artifacts
+    richer = replace(artifact, project_id="p1", path="fig.png", media_type="image/png")
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
+        await apply_one(replica_a, first)  # in no project before the outage
+        queued = replace(first, produced_artifacts=(richer,))
+        counts = await cleanup_project(replica_b, "p1", [])
+        await replay(replica_a, [queued])
+
+    assert counts.deleted == 0  # not in the project yet
+    (node,) = await neo4j_store.get_nodes(["Artifact:s1-old-fig#v1"])
+    assert node is None
+    assert "Code:s1-old" in await live_ids(neo4j_store, "s1")

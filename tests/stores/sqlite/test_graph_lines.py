@@ -208,7 +208,19 @@ TASK: dict[str, Any] = {}
         ),
         (
             [node_line("Task:subtask:subagent:", props=SUBAGENT)],
-            "line 1: .*a subagent's scope's key is subtask:subagent:<id>, not 'subtask:subagent:'",
+            "line 1: .*the key 'subtask:subagent:' holds an empty id",
+        ),
+        (
+            [node_line("Task:subtask:subagent: ", props=SUBAGENT)],
+            "line 1: .*the key 'subtask:subagent: ' holds an empty id",
+        ),
+        (
+            [node_line("Task:subtask:subagent:a\x01", props=SUBAGENT)],
+            "line 1: .*the key 'subtask:subagent:a.x01'.*control",
+        ),
+        (
+            [node_line(f"ToolCall:{SCOPE}:exec: ", props=CHILD)],
+            "line 1: .*holds an empty id",
         ),
         # Whatever its seq, a tool call with a scope is a step of the scope its key names.
         *(
@@ -220,8 +232,6 @@ TASK: dict[str, Any] = {}
                 ("goal:session:s1", ""),
                 ("subtask:subagent:x", SCOPE),
                 ("subtask:subagent:sa1", "subtask:subagent:sa"),
-                ("subtask:subagent:sa1:exec:", SCOPE),
-                ("subtask:subagent::exec:c1", "subtask:subagent:"),
                 ("subtask:subagent:x:exec:c1", 123),
             ]
         ),
