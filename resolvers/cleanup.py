@@ -15,14 +15,18 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 from resolvers.errors import InvalidInputError, StoreUnavailableError
+from resolvers.events import ArtifactDeclared, ExecutionObserved
+from resolvers.observe import APPLY, artifact_ids
 from resolvers.records import Label, utc_now
 from resolvers.store import CleanupLedger
 from resolvers.validate import check_text
 
 if TYPE_CHECKING:
-    from collections.abc import Awaitable, Callable
+    from collections.abc import Awaitable, Callable, Mapping
+    from datetime import datetime
 
-    from resolvers.store import GraphStore
+    from resolvers.events import Event
+    from resolvers.store import GraphStore, GraphTransaction
 
 ATTEMPTS: Final = 5
 RETRY_PAUSE: Final = 0.05  # seconds, times the attempt number, jittered
@@ -103,3 +107,57 @@ def _check_id(field: str, value: str) -> None:
     if not value.strip():
         raise InvalidInputError(field, "must not be empty")
     check_text("id", value, field)
+
+
+def project_artifacts_of(event: Event) -> dict[str, str]:
+    """The ids of the Artifacts ``event`` writes in a project, and their project."""
+    if isinstance(event, ExecutionObserved):
+        artifacts = event.produced_artifacts
+    elif isinstance(event, ArtifactDeclared):
+        artifacts = (event.artifact,)
+    else:
+        return {}
+    return {
+        artifact_id: project
+        for artifact_id, artifact in zip(artifact_ids(artifacts), artifacts, strict=True)
+        if (project := artifact.project_id)
+    }
+
+
+async def apply_after_cleanups(
+    store: GraphStore,
+    tx: GraphTransaction,
+    event: Event,
+    session_cleaned: datetime | None,
+    projects_cleaned: Mapping[str, datetime],
+) -> list[str] | None:
+    """Apply ``event`` on ``store`` (whose writes go to ``tx``) as if it had come before the
+    cleanups made since it was received (``CleanupLedger``: noted by another replica, say,
+    while this one journalled it): ``None``, nothing applied, when its session was cleaned up
+    since; else the Artifacts it creates in, or moves into, a project cleaned up since, which
+    are removed again. Applied now whole, it would undo the cleanup. An Artifact made after the
+    cleanup stays: this event only touches it."""
+    received = event.received_at
+    if session_cleaned is not None and received <= session_cleaned:
+        return None
+    doomed = {
+        artifact: project
+        for artifact, project in project_artifacts_of(event).items()
+        if project in projects_cleaned and received <= projects_cleaned[project]
+    }
+    if doomed:
+        stored = zip(doomed, await tx.get_nodes(list(doomed)), strict=True)
+        doomed = {
+            artifact: doomed[artifact]
+            for artifact, node in stored
+            if node is None or node.created_at <= projects_cleaned[doomed[artifact]]
+        }
+    await APPLY[type(event)](store, event)
+    removed: list[str] = []
+    written = await tx.get_nodes(list(doomed)) if doomed else []
+    for (artifact, project), node in zip(doomed.items(), written, strict=True):
+        # In time, the event would have put it in the project the cleanup emptied.
+        if node is not None and node.get("project_id") == project:
+            await tx.delete_node(artifact)
+            removed.append(artifact)
+    return removed

@@ -598,7 +598,7 @@ def claimed_ids(event: Event) -> tuple[str, ...]:
             return (
                 node_id(Label.TOOL_CALL, _execution_key(event)),
                 node_id(Label.CODE, event.execution_id),
-                *_artifact_ids(event.produced_artifacts),
+                *artifact_ids(event.produced_artifacts),
                 *_scope_ids(event.parent_subagent_id),
             )
         case ToolCallObserved():
@@ -609,7 +609,7 @@ def claimed_ids(event: Event) -> tuple[str, ...]:
         case SubagentObserved():
             return _scope_ids(event.subagent_id)
         case ArtifactDeclared():  # its producer's owner alone may add to its products
-            return (node_id(Label.CODE, event.execution_id), *_artifact_ids((event.artifact,)))
+            return (node_id(Label.CODE, event.execution_id), *artifact_ids((event.artifact,)))
     return ()
 
 
@@ -617,7 +617,8 @@ def _scope_ids(subagent_id: str | None) -> tuple[str, ...]:
     return (node_id(Label.TASK, scope_key(subagent_id)),) if subagent_id else ()
 
 
-def _artifact_ids(artifacts: tuple[ProducedArtifact, ...]) -> tuple[str, ...]:
+def artifact_ids(artifacts: tuple[ProducedArtifact, ...]) -> tuple[str, ...]:
+    """The node ids of ``artifacts`` (their versions)."""
     return tuple(
         node_id(Label.ARTIFACT, artifact_key(artifact.artifact_id, artifact.version))
         for artifact in artifacts

@@ -25,10 +25,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from gateway.stores.forwarding import ForwardedReads
+from resolvers.cleanup import apply_after_cleanups, project_artifacts_of
 from resolvers.errors import DomainError, StoreUnavailableError
-from resolvers.events import ArtifactDeclared, ExecutionObserved, event_to_dict
-from resolvers.observe import APPLY
-from resolvers.records import Label, artifact_key, node_id
+from resolvers.events import event_to_dict
 from resolvers.store import CleanupLedger
 
 if TYPE_CHECKING:
@@ -142,62 +141,29 @@ class _Taken:
 
 async def _take(store: GraphStore, tx: GraphTransaction, events: Sequence[Event]) -> _Taken:
     """Apply ``events`` (of one session) in order on ``tx``, until ``BATCH_SECONDS`` are spent
-    (at least one). What a cleanup made since an event was received (noted by another replica,
-    say, while this one journalled it) would have removed, had the event been applied in time,
-    is left out: the whole event when its session was cleaned up, the Artifacts it creates in
-    a project that was. Applied now, they would undo the cleanup."""
+    (at least one), each as if before the cleanups made since it was received
+    (``resolvers.cleanup.apply_after_cleanups``), read here under their locks."""
     loop = asyncio.get_running_loop()
     batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
     ledger = tx if isinstance(tx, CleanupLedger) else None
     cleaned = await ledger.cleaned_at(events[0].session_id) if ledger else None
-    named = {project for event in events for project in _projects(event).values()}
+    named = {project for event in events for project in project_artifacts_of(event).values()}
     projects = await ledger.projects_cleaned_at(sorted(named)) if ledger and named else {}
     left_out: list[Event] = []
     removed: list[tuple[str, str, datetime]] = []
     count = 0
     until = loop.time() + BATCH_SECONDS
     for event in events:
-        if cleaned is not None and event.received_at <= cleaned:
+        gone = await apply_after_cleanups(batch, tx, event, cleaned, projects)
+        if gone is None:
             left_out.append(event)
         else:
-            doomed = {
-                artifact: project
-                for artifact, project in _projects(event).items()
-                if project in projects and event.received_at <= projects[project]
-            }
-            if doomed:  # but an Artifact made after the cleanup: this event only touches it
-                stored = zip(doomed, await tx.get_nodes(list(doomed)), strict=True)
-                doomed = {
-                    artifact: doomed[artifact]
-                    for artifact, node in stored
-                    if node is None or node.created_at <= projects[doomed[artifact]]
-                }
-            await APPLY[type(event)](batch, event)
-            written = await tx.get_nodes(list(doomed)) if doomed else []
-            for (artifact, project), node in zip(doomed.items(), written, strict=True):
-                # In time, the event would have put it in the project the cleanup emptied.
-                if node is not None and node.get("project_id") == project:
-                    await tx.delete_node(artifact)
-                    removed.append((artifact, project, projects[project]))
+            doomed = project_artifacts_of(event)
+            removed += [(i, doomed[i], projects[doomed[i]]) for i in gone]
         count += 1
         if loop.time() >= until:
             break
     return _Taken(count, left_out, cleaned, removed)
-
-
-def _projects(event: Event) -> dict[str, str]:
-    """The ids of the Artifacts ``event`` writes in a project, and their project."""
-    if isinstance(event, ExecutionObserved):
-        artifacts = event.produced_artifacts
-    elif isinstance(event, ArtifactDeclared):
-        artifacts = (event.artifact,)
-    else:
-        return {}
-    return {
-        node_id(Label.ARTIFACT, artifact_key(artifact.artifact_id, artifact.version)): project
-        for artifact in artifacts
-        if (project := artifact.project_id)
-    }
 
 
 @dataclass(frozen=True, slots=True)
