@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import asyncio
 import random
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Final
 
 from resolvers.errors import InvalidInputError, StoreUnavailableError
-from resolvers.events import ArtifactDeclared, ExecutionObserved
-from resolvers.observe import APPLY, artifact_ids
-from resolvers.records import Label, utc_now
-from resolvers.store import CleanupLedger
+from resolvers.events import (
+    ArtifactDeclared,
+    ArtifactVersionRef,
+    ExecutionObserved,
+    ProducedArtifact,
+)
+from resolvers.observe import APPLY, artifact_ids, claimed_ids
+from resolvers.records import Label, artifact_key, node_id, split_node_id, utc_now
+from resolvers.store import CleanupLedger, SessionCleanups
 from resolvers.validate import check_text
 
 if TYPE_CHECKING:
@@ -47,7 +52,7 @@ async def _cleanup_session(store: GraphStore, session_id: str) -> CleanupCounts:
     marked = deleted = 0
     async with store.transaction(session_id) as tx:
         if isinstance(tx, CleanupLedger):
-            await tx.note_cleanup(session_id, utc_now())
+            await tx.note_cleanup(session_id, utc_now(), emptied=False)
         for node in await tx.get_nodes(await tx.session_node_ids(session_id)):
             if node is None:
                 continue
@@ -73,18 +78,32 @@ async def _cleanup_project(
     store: GraphStore, project_id: str, session_ids: list[str]
 ) -> CleanupCounts:
     deleted = 0
+    artifacts: list[str] = []
     async with store.transaction() as tx:
-        if isinstance(tx, CleanupLedger):
-            at = utc_now()
+        ledger = tx if isinstance(tx, CleanupLedger) else None
+        at = utc_now()
+        if ledger:
             for session_id in sorted(set(session_ids)):  # the order writers lock sessions in
-                await tx.note_cleanup(session_id, at)
-            await tx.note_project_cleanup(project_id, at)  # after sessions, as a replay does
+                await ledger.note_cleanup(session_id, at, emptied=True)
+            await ledger.note_project_cleanup(project_id, at)  # after sessions, as a replay does
         for session_id in dict.fromkeys(session_ids):
             for node_id in await tx.session_node_ids(session_id):
-                deleted += await tx.delete_node(node_id)
+                if await tx.delete_node(node_id):
+                    deleted += 1
+                    if _is_artifact(node_id):
+                        artifacts.append(node_id)
         for artifact in await tx.project_artifacts(project_id):
-            deleted += await tx.delete_node(artifact.id)
+            if await tx.delete_node(artifact.id):
+                deleted += 1
+                artifacts.append(artifact.id)
+        if ledger:
+            await ledger.note_artifacts_cleaned(artifacts, at)
     return CleanupCounts(0, deleted)
+
+
+def _is_artifact(node_id: str) -> bool:
+    parsed = split_node_id(node_id)
+    return parsed is not None and parsed[0] is Label.ARTIFACT
 
 
 async def _retried(run: Callable[[], Awaitable[CleanupCounts]]) -> CleanupCounts:
@@ -111,53 +130,134 @@ def _check_id(field: str, value: str) -> None:
 
 def project_artifacts_of(event: Event) -> dict[str, str]:
     """The ids of the Artifacts ``event`` writes in a project, and their project."""
+    return {
+        artifact_id: project
+        for artifact_id, artifact in _written(event).items()
+        if (project := artifact.project_id)
+    }
+
+
+def artifacts_named_by(event: Event) -> set[str]:
+    """The ids of the Artifacts ``event`` writes or names as inputs."""
+    written = _written(event)
+    return set(written).union(*(_inputs(artifact) for artifact in written.values()))
+
+
+def _written(event: Event) -> dict[str, ProducedArtifact]:
     if isinstance(event, ExecutionObserved):
         artifacts = event.produced_artifacts
     elif isinstance(event, ArtifactDeclared):
         artifacts = (event.artifact,)
     else:
         return {}
+    return dict(zip(artifact_ids(artifacts), artifacts, strict=True))
+
+
+def _inputs(artifact: ProducedArtifact) -> dict[str, ArtifactVersionRef]:
     return {
-        artifact_id: project
-        for artifact_id, artifact in zip(artifact_ids(artifacts), artifacts, strict=True)
-        if (project := artifact.project_id)
+        node_id(Label.ARTIFACT, artifact_key(ref.artifact_id, ref.version)): ref
+        for ref in artifact.input_artifact_versions
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Cleanups:
+    """What was cleaned up, and when, of what a batch of queued events names
+    (``CleanupLedger``)."""
+
+    session: SessionCleanups = field(default_factory=SessionCleanups)
+    projects: Mapping[str, datetime] = field(default_factory=dict)
+    artifacts: Mapping[str, datetime] = field(default_factory=dict)  # tombstones
 
 
 async def apply_after_cleanups(
-    store: GraphStore,
-    tx: GraphTransaction,
-    event: Event,
-    session_cleaned: datetime | None,
-    projects_cleaned: Mapping[str, datetime],
-) -> list[str] | None:
+    store: GraphStore, tx: GraphTransaction, event: Event, cleanups: Cleanups
+) -> dict[str, datetime] | None:
     """Apply ``event`` on ``store`` (whose writes go to ``tx``) as if it had come before the
     cleanups made since it was received (``CleanupLedger``: noted by another replica, say,
-    while this one journalled it): ``None``, nothing applied, when its session was cleaned up
-    since; else the Artifacts it creates in, or moves into, a project cleaned up since, which
-    are removed again. Applied now whole, it would undo the cleanup. An Artifact made after the
-    cleanup stays: this event only touches it."""
+    while this one journalled it); applied now whole, it would undo them. ``None`` when its
+    session was cleaned up since: nothing of it is applied but, after a ``cleanupSession``, the
+    Artifacts it makes, soft-marked (``_as_cleaned``). Else, of the Artifacts it writes, those a
+    cleanup since deleted (a tombstone) or would have deleted (it puts them in a project
+    cleaned up since) are removed again, and returned with that cleanup's time; one made again
+    after that cleanup is left alone (this event's write went to the one deleted), and so is an
+    input edge to an Artifact deleted since (it went with the Artifact)."""
     received = event.received_at
-    if session_cleaned is not None and received <= session_cleaned:
+    emptied, cleaned = cleanups.session.emptied, cleanups.session.at
+    if emptied is not None and received <= emptied:
         return None
-    doomed = {
-        artifact: project
-        for artifact, project in project_artifacts_of(event).items()
-        if project in projects_cleaned and received <= projects_cleaned[project]
+    if cleaned is not None and received <= cleaned:
+        await _as_cleaned(store, tx, event)
+        return None
+    doomed: dict[str, tuple[datetime, str | None]] = {}  # id -> (cleaned at, project or None)
+    for artifact, project in project_artifacts_of(event).items():
+        at = cleanups.projects.get(project)
+        if at is not None and received <= at:
+            doomed[artifact] = (at, project)
+    for artifact in _written(event):
+        deleted = cleanups.artifacts.get(artifact)
+        if deleted is not None and received <= deleted:  # gone, whatever project it names
+            doomed[artifact] = (max(deleted, doomed.get(artifact, (deleted, None))[0]), None)
+    stored = await tx.get_nodes(list(doomed)) if doomed else []
+    remade = {
+        artifact
+        for (artifact, (at, _)), node in zip(doomed.items(), stored, strict=True)
+        if node is not None and node.created_at > at
     }
-    if doomed:
-        stored = zip(doomed, await tx.get_nodes(list(doomed)), strict=True)
-        doomed = {
-            artifact: doomed[artifact]
-            for artifact, node in stored
-            if node is None or node.created_at <= projects_cleaned[doomed[artifact]]
-        }
-    await APPLY[type(event)](store, event)
-    removed: list[str] = []
-    written = await tx.get_nodes(list(doomed)) if doomed else []
-    for (artifact, project), node in zip(doomed.items(), written, strict=True):
-        # In time, the event would have put it in the project the cleanup emptied.
-        if node is not None and node.get("project_id") == project:
+    stale = remade | {
+        artifact
+        for artifact, at in cleanups.artifacts.items()
+        if received <= at and artifact not in doomed
+    }
+    await APPLY[type(event)](store, _without(event, remade, stale))
+    removed: dict[str, datetime] = {}
+    kept = [artifact for artifact in doomed if artifact not in remade]
+    written = await tx.get_nodes(kept) if kept else []
+    for artifact, node in zip(kept, written, strict=True):
+        at, into = doomed[artifact]
+        # In time, the event wrote it before the cleanup deleted it, or put it in the
+        # project the cleanup emptied (unless it stays in the one it is already in).
+        if node is not None and (into is None or node.get("project_id") == into):
             await tx.delete_node(artifact)
-            removed.append(artifact)
+            removed[artifact] = at
+            if isinstance(tx, CleanupLedger):
+                await tx.note_artifacts_cleaned([artifact], at)
     return removed
+
+
+async def _as_cleaned(store: GraphStore, tx: GraphTransaction, event: Event) -> None:
+    """Apply ``event``, of a session cleaned up since, as that cleanup left it: the nodes it
+    makes deleted but its Artifacts, soft-marked (``cleanup_session``). Nothing of it when it
+    writes a node of its own that the session made again since (the write went to the one
+    deleted): whatever the cleanup left of it is there already."""
+    session = event.session_id
+    before = set(await tx.session_node_ids(session))  # soft-marked Artifacts, and since
+    for node in await tx.get_nodes([i for i in claimed_ids(event) if i in before]):
+        if node is not None and not (node.label is Label.ARTIFACT and node.deleted):
+            return
+    await APPLY[type(event)](store, event)
+    made = [i for i in await tx.session_node_ids(session) if i not in before]
+    for node in await tx.get_nodes(made):
+        if node is None:
+            continue
+        if node.label is Label.ARTIFACT:
+            await tx.put_node(node.with_props(deleted_session=True))
+        else:
+            await tx.delete_node(node.id)
+
+
+def _without(event: Event, remade: set[str], stale: set[str]) -> Event:
+    """``event`` without the Artifacts ``remade`` and the inputs ``stale``."""
+    if not isinstance(event, ExecutionObserved) or not (remade or stale):
+        return event
+    artifacts = tuple(
+        replace(
+            artifact,
+            input_artifact_versions=tuple(
+                ref for input_id, ref in _inputs(artifact).items() if input_id not in stale
+            ),
+        )
+        for artifact_id, artifact in _written(event).items()
+        if artifact_id not in remade
+    )
+    return replace(event, produced_artifacts=artifacts)

@@ -414,18 +414,21 @@ class CleanupLedger(Protocol):
     A backend offers it when an event acknowledged before a cleanup can reach it after the
     cleanup: another replica's outbox replaying what it journalled while the backend was
     unreachable. A cleanup notes its time (``resolvers.cleanup``), and the replay leaves out a
-    session's events received before it, and the Artifacts they create in a project cleaned up
-    after them (``gateway.runtime.replay``): applied in time, they would have been removed. A
+    session's events received before it, and the Artifacts they write that a cleanup after them
+    deleted or would have deleted (``gateway.runtime.replay``): applied in time, they would have
+    been removed. A
     backend whose writes all come through one process, in the order they were acknowledged,
     needs none."""
 
-    async def note_cleanup(self, session_id: str, at: datetime) -> None:
-        """Remember that ``session_id`` was cleaned up at ``at`` (the latest noted wins)."""
+    async def note_cleanup(self, session_id: str, at: datetime, *, emptied: bool) -> None:
+        """Remember that ``session_id`` was cleaned up at ``at`` (the latest noted wins);
+        ``emptied``: its Artifacts too were deleted (a project's cleanup listing it), not
+        soft-marked (``cleanupSession``)."""
         ...
 
-    async def cleaned_at(self, session_id: str) -> datetime | None:
-        """When ``session_id`` was last cleaned up (``None``: never), read so that no cleanup
-        of it commits between this read and this transaction's commit."""
+    async def cleaned_at(self, session_id: str) -> SessionCleanups:
+        """When ``session_id`` was last cleaned up, read so that no cleanup of it commits
+        between this read and this transaction's commit."""
         ...
 
     async def note_project_cleanup(self, project_id: str, at: datetime) -> None:
@@ -436,6 +439,26 @@ class CleanupLedger(Protocol):
         """When each of ``project_ids`` that was ever cleaned up was last, read so that no
         cleanup of them commits between this read and this transaction's commit."""
         ...
+
+    async def note_artifacts_cleaned(self, artifact_ids: Sequence[str], at: datetime) -> None:
+        """Remember that a cleanup at ``at`` deleted the Artifacts ``artifact_ids`` (a
+        tombstone each; the latest noted wins): a queued event received before it that writes
+        one of them again, without naming its project, or names it as an input, is then told
+        from one naming an Artifact that never existed."""
+        ...
+
+    async def artifacts_cleaned_at(self, artifact_ids: Sequence[str]) -> dict[str, datetime]:
+        """When a cleanup last deleted each of ``artifact_ids`` that one ever deleted."""
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionCleanups:
+    """When a session was last cleaned up (``None``: never), and last emptied: its Artifacts
+    deleted too, not soft-marked (``CleanupLedger``)."""
+
+    at: datetime | None = None
+    emptied: datetime | None = None
 
 
 @runtime_checkable

@@ -188,6 +188,8 @@ class RecordingTransaction(ForwardedReads):
             self.cleaned_at = tx.cleaned_at
             self.note_project_cleanup = tx.note_project_cleanup
             self.projects_cleaned_at = tx.projects_cleaned_at
+            self.note_artifacts_cleaned = tx.note_artifacts_cleaned
+            self.artifacts_cleaned_at = tx.artifacts_cleaned_at
 
     async def put_node(self, node: NodeRecord) -> None:
         await self._tx.put_node(node)

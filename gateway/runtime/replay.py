@@ -25,10 +25,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, TypeVar
 
 from gateway.stores.forwarding import ForwardedReads
-from resolvers.cleanup import apply_after_cleanups, project_artifacts_of
+from resolvers.cleanup import (
+    Cleanups,
+    apply_after_cleanups,
+    artifacts_named_by,
+    project_artifacts_of,
+)
 from resolvers.errors import DomainError, StoreUnavailableError
 from resolvers.events import event_to_dict
-from resolvers.store import CleanupLedger
+from resolvers.store import CleanupLedger, SessionCleanups
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
@@ -113,28 +118,32 @@ async def _apply_some(store: GraphStore, events: Sequence[Event]) -> int:
 class _Taken:
     """What one transaction took of a batch: how many events; those of them it left out, as
     their session was cleaned up after they were received; and the Artifacts it removed again,
-    as their project was (``CleanupLedger``)."""
+    as a cleanup after them deleted them or their project (``CleanupLedger``)."""
 
     count: int
     left_out: list[Event]
-    cleaned_at: datetime | None
-    removed: list[tuple[str, str, datetime]]  # (artifact id, project, cleaned at)
+    cleaned: SessionCleanups
+    removed: list[tuple[str, datetime, datetime]]  # (artifact id, received at, cleaned at)
 
     def log(self) -> None:
         for event in self.left_out:
             logger.warning(
                 "left out a queued %s event of session %s received at %s: the session was "
-                "cleaned up at %s, which removed what it wrote",
+                "cleaned up at %s, which removed what it wrote%s",
                 event.kind,
                 event.session_id,
                 event.received_at.isoformat(),
-                self.cleaned_at.isoformat() if self.cleaned_at else "?",
+                self.cleaned.at.isoformat() if self.cleaned.at else "?",
+                ""
+                if self.cleaned.emptied and event.received_at <= self.cleaned.emptied
+                else " (its Artifacts are kept, soft-marked, as the cleanup keeps them)",
             )
-        for artifact, project, at in self.removed:
+        for artifact, received, at in self.removed:
             logger.warning(
-                "left out %s of a queued event: its project %s was cleaned up at %s",
+                "left out %s of a queued event received at %s: a cleanup at %s deleted it "
+                "or its project",
                 artifact,
-                project,
+                received.isoformat(),
                 at.isoformat(),
             )
 
@@ -145,25 +154,34 @@ async def _take(store: GraphStore, tx: GraphTransaction, events: Sequence[Event]
     (``resolvers.cleanup.apply_after_cleanups``), read here under their locks."""
     loop = asyncio.get_running_loop()
     batch = _BatchStore(store, tx)  # a fresh one per run: the store may retry
-    ledger = tx if isinstance(tx, CleanupLedger) else None
-    cleaned = await ledger.cleaned_at(events[0].session_id) if ledger else None
-    named = {project for event in events for project in project_artifacts_of(event).values()}
-    projects = await ledger.projects_cleaned_at(sorted(named)) if ledger and named else {}
+    cleanups = await _cleanups(tx, events)
     left_out: list[Event] = []
-    removed: list[tuple[str, str, datetime]] = []
+    removed: list[tuple[str, datetime, datetime]] = []
     count = 0
     until = loop.time() + BATCH_SECONDS
     for event in events:
-        gone = await apply_after_cleanups(batch, tx, event, cleaned, projects)
+        gone = await apply_after_cleanups(batch, tx, event, cleanups)
         if gone is None:
             left_out.append(event)
         else:
-            doomed = project_artifacts_of(event)
-            removed += [(i, doomed[i], projects[doomed[i]]) for i in gone]
+            removed += [(artifact, event.received_at, at) for artifact, at in gone.items()]
         count += 1
         if loop.time() >= until:
             break
-    return _Taken(count, left_out, cleaned, removed)
+    return _Taken(count, left_out, cleanups.session, removed)
+
+
+async def _cleanups(tx: GraphTransaction, events: Sequence[Event]) -> Cleanups:
+    """The cleanups of what ``events`` (of one session) name, read under their locks."""
+    if not isinstance(tx, CleanupLedger):
+        return Cleanups()
+    projects = {project for event in events for project in project_artifacts_of(event).values()}
+    artifacts = set().union(*(artifacts_named_by(event) for event in events))
+    return Cleanups(
+        await tx.cleaned_at(events[0].session_id),
+        await tx.projects_cleaned_at(sorted(projects)) if projects else {},
+        await tx.artifacts_cleaned_at(sorted(artifacts)) if artifacts else {},
+    )
 
 
 @dataclass(frozen=True, slots=True)

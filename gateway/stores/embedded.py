@@ -10,6 +10,7 @@ is refused by the log engine instead of being read as empty.
 from __future__ import annotations
 
 import asyncio
+import shutil
 from typing import TYPE_CHECKING
 
 from gateway.settings import DEFAULT_FILE_ENGINE
@@ -17,7 +18,7 @@ from gateway.stores.file.codec import apply_op, capture, decode, encode, snapsho
 from gateway.stores.file.graph import MemoryGraph
 from gateway.stores.file.lock import DirectoryLock
 from gateway.stores.file.store import FileStore
-from gateway.stores.graph_lines import check_record
+from gateway.stores.graph_lines import RecordRefusedError, check_record
 from gateway.stores.sqlite import queries
 from gateway.stores.sqlite.migrate import DATABASE_NAME, build_database, log_files
 from gateway.stores.sqlite.salvage import Salvaged, salvage
@@ -134,6 +135,8 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                     apply_op(graph, op, strings)
                 except InvalidInputError as exc:
                     raise ValueError(f"{source}, line {number}: {exc.message}") from exc
+                except RecordRefusedError as exc:
+                    raise ValueError(f"{source}, line {number}: {exc}") from exc
                 except (ValueError, KeyError, TypeError, RecursionError) as exc:
                     raise ValueError(
                         f"{source}, line {number}: not a graph record ({type(exc).__name__}: {exc})"
@@ -162,8 +165,16 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
         build_database(directory, captured, fsync=fsync, origin="json-lines")
         return captured.record_count()
 
-    lock = DirectoryLock.acquire(directory)
-    try:
-        return await asyncio.to_thread(build)
-    finally:
-        lock.release()
+    def locked() -> int:
+        made = not directory.exists()
+        lock = DirectoryLock.acquire(directory)
+        try:
+            return build()
+        except BaseException:
+            if made:  # refused or failed: nothing of it stays, not even the lock's directory
+                shutil.rmtree(directory, ignore_errors=True)
+            raise
+        finally:
+            lock.release()
+
+    return await asyncio.to_thread(locked)

@@ -18,9 +18,14 @@ from resolvers.values import GRAPHQL_INT
 _MAX_NESTING: Final = 32
 
 
+class RecordRefusedError(ValueError):
+    """A well-formed record that the checks refuse, saying why."""
+
+
 def check_record(op: dict[str, Any]) -> None:
-    """Refuse (``ValueError``, or ``InvalidInputError`` naming the field) a record a read would
-    fail on, or a node whose properties say something else than its key."""
+    """Refuse (``RecordRefusedError``, or ``InvalidInputError`` naming the field) a record a
+    read would fail on, or a node whose properties say something else than its key; a record
+    that is not one (a field missing, of another type) raises what reading it raised."""
     for name, value in op.items():
         _check_value(name, value, 1)
     kind = op.get("op")
@@ -28,12 +33,17 @@ def check_record(op: dict[str, Any]) -> None:
         label = Label(op["label"])
         if op["id"] != node_id(label, op["key"], op["session"]):
             expected = node_id(label, op["key"], op["session"])
-            raise ValueError(f"'id' {op['id']!r} is not {expected!r}, its label's and key's")
+            raise RecordRefusedError(
+                f"'id' {op['id']!r} is not {expected!r}, its label's and key's"
+            )
         created = datetime.fromisoformat(op["created"])
         if created.utcoffset() is None:
-            raise ValueError(f"'created' {op['created']!r} has no UTC offset")
+            raise RecordRefusedError(f"'created' {op['created']!r} has no UTC offset")
         _check_int("seq", op["seq"], lowest=0)
-        check_node(label, op["key"], op["session"], op["props"], op["seq"])
+        try:
+            check_node(label, op["key"], op["session"], op["props"], op["seq"])
+        except ValueError as exc:
+            raise RecordRefusedError(f"a {label} {op['key']!r}: {exc}") from exc
     elif kind == "q":
         _check_int("value", op["value"], lowest=0)
 
@@ -42,14 +52,14 @@ def _check_int(name: str, value: Any, *, lowest: int = GRAPHQL_INT.start) -> Non
     """What the API writes and reads back as a GraphQL ``Int``: every integer of a record stays
     within it, so a value no mutation could have written cannot fail a later read."""
     if type(value) is not int:
-        raise ValueError(f"{name!r} must be an integer, not {type(value).__name__}")
+        raise RecordRefusedError(f"{name!r} must be an integer, not {type(value).__name__}")
     if not lowest <= value < GRAPHQL_INT.stop:
-        raise ValueError(f"{name!r} is {value}, outside {lowest}..{GRAPHQL_INT.stop - 1}")
+        raise RecordRefusedError(f"{name!r} is {value}, outside {lowest}..{GRAPHQL_INT.stop - 1}")
 
 
 def _check_value(name: str, value: Any, depth: int) -> None:
     if depth > _MAX_NESTING:
-        raise ValueError(f"{name!r} is nested more than {_MAX_NESTING} levels deep")
+        raise RecordRefusedError(f"{name!r} is nested more than {_MAX_NESTING} levels deep")
     if type(value) is int:
         _check_int(name, value)
     elif isinstance(value, str):

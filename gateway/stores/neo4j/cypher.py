@@ -358,14 +358,16 @@ RAISE_SEQ: Final[LiteralString] = (
 NOTE_CLEANUP: Final[LiteralString] = (
     "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
     "SET c.cleaned_at = CASE WHEN coalesce(c.cleaned_at, '') < $at THEN $at "
-    "ELSE c.cleaned_at END"
+    "ELSE c.cleaned_at END, "
+    "c.emptied_at = CASE WHEN $emptied AND coalesce(c.emptied_at, '') < $at THEN $at "
+    "ELSE c.emptied_at END"
 )
-"""Notes a cleanup of the session (``resolvers.store.CleanupLedger``): its time as fixed-width
-ISO text, so text order is time order and the latest noted wins."""
+"""Notes a cleanup of the session (``resolvers.store.CleanupLedger``), and whether it emptied
+it: its time as fixed-width ISO text, so text order is time order and the latest noted wins."""
 
 CLEANED_AT: Final[LiteralString] = (
     "MERGE (c:SessionCounter {session_id: $session}) ON CREATE SET c.seq = 0 "
-    "SET c._sm_lock = true REMOVE c._sm_lock RETURN c.cleaned_at AS at"
+    "SET c._sm_lock = true REMOVE c._sm_lock RETURN c.cleaned_at AS at, c.emptied_at AS emptied"
 )
 """The session's last cleanup, read under its counter's lock: a cleanup of the session (which
 writes the counter) waits for this transaction."""
@@ -383,6 +385,18 @@ PROJECTS_CLEANED_AT: Final[LiteralString] = (
     "RETURN p.project_id AS project, p.cleaned_at AS at"
 )
 """The projects' last cleanups, read under their locks (taken in the order given: sorted)."""
+
+NOTE_ARTIFACTS_CLEANED: Final[LiteralString] = (
+    "UNWIND $ids AS id MERGE (t:CleanedArtifact {id: id}) "
+    "SET t.cleaned_at = CASE WHEN coalesce(t.cleaned_at, '') < $at THEN $at "
+    "ELSE t.cleaned_at END"
+)
+"""A tombstone for each Artifact a cleanup deleted, with its time (the latest noted wins)."""
+
+ARTIFACTS_CLEANED_AT: Final[LiteralString] = (
+    "UNWIND $ids AS id MATCH (t:CleanedArtifact {id: id}) RETURN t.id AS id, t.cleaned_at AS at"
+)
+"""The tombstones of the Artifacts named: when a cleanup last deleted each."""
 
 NEXT_ORDER: Final[LiteralString] = (
     "MERGE (c:SessionCounter {session_id: $scope}) ON CREATE SET c.seq = 0 "

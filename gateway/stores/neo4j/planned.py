@@ -51,7 +51,7 @@ if TYPE_CHECKING:
     from gateway.stores.neo4j.store import _Neo4jTransaction
     from resolvers.plan import ReadPlan
     from resolvers.records import SearchHit
-    from resolvers.store import ChainPosition
+    from resolvers.store import ChainPosition, SessionCleanups
 
 Identity = tuple[EdgeType, str, str]
 NEW = 1  # the first element of a new node's listing order: after every stored one
@@ -393,10 +393,10 @@ class PlannedTransaction:
                 self._unparks[(node_id, edge.identity)] = edge
         return parked
 
-    async def note_cleanup(self, session_id: str, at: datetime) -> None:
-        await (await self._miss()).note_cleanup(session_id, at)
+    async def note_cleanup(self, session_id: str, at: datetime, *, emptied: bool) -> None:
+        await (await self._miss()).note_cleanup(session_id, at, emptied=emptied)
 
-    async def cleaned_at(self, session_id: str) -> datetime | None:
+    async def cleaned_at(self, session_id: str) -> SessionCleanups:
         return await (await self._miss()).cleaned_at(session_id)
 
     async def note_project_cleanup(self, project_id: str, at: datetime) -> None:
@@ -404,6 +404,12 @@ class PlannedTransaction:
 
     async def projects_cleaned_at(self, project_ids: Sequence[str]) -> dict[str, datetime]:
         return await (await self._miss()).projects_cleaned_at(project_ids)
+
+    async def note_artifacts_cleaned(self, artifact_ids: Sequence[str], at: datetime) -> None:
+        await (await self._miss()).note_artifacts_cleaned(artifact_ids, at)
+
+    async def artifacts_cleaned_at(self, artifact_ids: Sequence[str]) -> dict[str, datetime]:
+        return await (await self._miss()).artifacts_cleaned_at(artifact_ids)
 
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
         """Buffered with the changes: the one write statement appends them."""

@@ -86,6 +86,7 @@ def _statements() -> list[tuple[LiteralString, LiteralString]]:
     specs += [
         ("sm_counter_session", "FOR (c:SessionCounter) REQUIRE c.session_id IS UNIQUE"),
         ("sm_project_cleanup", "FOR (p:ProjectCleanup) REQUIRE p.project_id IS UNIQUE"),
+        ("sm_cleaned_artifact", "FOR (t:CleanedArtifact) REQUIRE t.id IS UNIQUE"),
         (
             "sm_parked_edge",
             "FOR (p:ParkedEdge) REQUIRE (p.waiting_for, p.type, p.source, p.target) IS UNIQUE",

@@ -16,8 +16,9 @@ Storage model (``gateway.stores.neo4j.records``; constraints in ``…neo4j.schem
   only when no turn ended for a whole round-trip timeout, however long the queue. Writes that
   wait there share a transaction (group commit: one begin, commit and fsync for several).
   ``cleaned_at`` is the session's last cleanup, and ``(:ProjectCleanup {project_id,
-  cleaned_at})`` a project's (``resolvers.store.CleanupLedger``: another replica's replay
-  leaves out what they removed);
+  cleaned_at})`` a project's, and ``(:CleanedArtifact {id, cleaned_at})`` a tombstone of each
+  Artifact a project cleanup deleted (``resolvers.store.CleanupLedger``: another replica's
+  replay leaves out what they removed);
 * ``(:ParkedEdge {waiting_for, type, source, target, props})``, ``props`` JSON text, unique per
   ``(waiting_for, type, source, target)``;
 * the change feed of ``gateway.live.feed``: ``(:FeedHead {session_id, seq})`` per session and
@@ -100,6 +101,7 @@ from resolvers.records import (
     NodeRecord,
     stored_time,
 )
+from resolvers.store import SessionCleanups
 from resolvers.writes import iso
 
 if TYPE_CHECKING:
@@ -392,12 +394,12 @@ class _Neo4jTransaction(_TransactionReads):
             **self._order(),
         )
 
-    async def note_cleanup(self, session_id: str, at: datetime) -> None:
-        await self._fetch(cypher.NOTE_CLEANUP, session=session_id, at=iso(at))
+    async def note_cleanup(self, session_id: str, at: datetime, *, emptied: bool) -> None:
+        await self._fetch(cypher.NOTE_CLEANUP, session=session_id, at=iso(at), emptied=emptied)
 
-    async def cleaned_at(self, session_id: str) -> datetime | None:
+    async def cleaned_at(self, session_id: str) -> SessionCleanups:
         (record,) = await self._fetch(cypher.CLEANED_AT, session=session_id)
-        return stored_time(record["at"])
+        return SessionCleanups(stored_time(record["at"]), stored_time(record["emptied"]))
 
     async def note_project_cleanup(self, project_id: str, at: datetime) -> None:
         await self._fetch(cypher.NOTE_PROJECT_CLEANUP, project=project_id, at=iso(at))
@@ -406,6 +408,17 @@ class _Neo4jTransaction(_TransactionReads):
         records = await self._fetch(cypher.PROJECTS_CLEANED_AT, projects=sorted(project_ids))
         found = {record["project"]: stored_time(record["at"]) for record in records}
         return {project: at for project, at in found.items() if at is not None}
+
+    async def note_artifacts_cleaned(self, artifact_ids: Sequence[str], at: datetime) -> None:
+        if artifact_ids:
+            await self._fetch(cypher.NOTE_ARTIFACTS_CLEANED, ids=sorted(artifact_ids), at=iso(at))
+
+    async def artifacts_cleaned_at(self, artifact_ids: Sequence[str]) -> dict[str, datetime]:
+        if not artifact_ids:
+            return {}
+        records = await self._fetch(cypher.ARTIFACTS_CLEANED_AT, ids=sorted(set(artifact_ids)))
+        found = {record["id"]: stored_time(record["at"]) for record in records}
+        return {artifact: at for artifact, at in found.items() if at is not None}
 
     async def append_feed(self, entries: Mapping[str, str]) -> dict[str, int]:
         rows = [{"session": session, "changes": changes} for session, changes in entries.items()]

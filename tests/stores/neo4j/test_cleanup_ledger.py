@@ -21,7 +21,9 @@ from gateway.stores.neo4j.store import _Neo4jTransaction
 from resolvers import cleanup as cleanup_module
 from resolvers.cleanup import cleanup_project, cleanup_session
 from resolvers.errors import StoreUnavailableError
-from resolvers.events import ExecutionObserved, ProducedArtifact
+from resolvers.events import ArtifactVersionRef, ExecutionObserved, ProducedArtifact
+from resolvers.records import Direction, EdgeType
+from resolvers.store import SessionCleanups
 from tests.stores.neo4j.conftest import open_store
 from tests.test_replay import events
 
@@ -125,13 +127,14 @@ async def test_what_a_session_sends_after_its_cleanup_is_replayed(
 async def test_the_latest_cleanup_noted_wins(neo4j_store: Neo4jStore) -> None:
     await cleanup_session(neo4j_store, "s1")
     async with neo4j_store.transaction("s1") as tx:
-        first = await tx.cleaned_at("s1")
+        first = (await tx.cleaned_at("s1")).at
         assert first is not None
-        await tx.note_cleanup("s1", first.replace(year=first.year - 1))  # an older clock's
+        older = first.replace(year=first.year - 1)  # an older clock's
+        await tx.note_cleanup("s1", older, emptied=True)
 
     async with neo4j_store.transaction("s1") as tx:
-        assert await tx.cleaned_at("s1") == first
-        assert await tx.cleaned_at("never-cleaned") is None
+        assert await tx.cleaned_at("s1") == SessionCleanups(first, older)
+        assert await tx.cleaned_at("never-cleaned") == SessionCleanups()
 
 
 def with_project(event: Event, project: str) -> Event:
@@ -236,3 +239,97 @@ async def test_an_artifact_a_queued_event_moves_into_a_project_cleaned_up_since_
     (node,) = await neo4j_store.get_nodes(["Artifact:s1-old-fig#v1"])
     assert node is None
     assert "Code:s1-old" in await live_ids(neo4j_store, "s1")
+
+
+@pytest.mark.parametrize("replay", REPLAYS)
+async def test_an_artifact_a_cleanup_deleted_stays_deleted_when_a_queued_event_names_no_project(
+    neo4j_store: Neo4jStore,
+    connection: dict[str, str],
+    replay: Callable[[GraphStore, list[Event]], Coroutine[Any, Any, None]],
+) -> None:
+    # The event sent again touched the Artifact while it was in the project, in time; the
+    # cleanup then deleted it. Without its tombstone the replay would make it anew.
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
+        await apply_one(replica_a, with_project(earlier("s1"), "p1"))
+        queued = earlier("s1")  # the same execution again, its Artifact in no project
+        counts = await cleanup_project(replica_b, "p1", [])
+        await replay(replica_a, [queued])
+
+    assert counts.deleted == 1
+    (node,) = await neo4j_store.get_nodes([FIGURE])
+    assert node is None
+    assert "Code:s1-old" in await live_ids(neo4j_store, "s1")
+
+
+FIGURE = "Artifact:s1-old-fig#v1"
+
+
+def made_by(session: str, inputs: tuple[ArtifactVersionRef, ...] = ()) -> ExecutionObserved:
+    """An execution of ``session`` that makes ``FIGURE``'s key (or, with ``inputs``, its own
+    figure from them)."""
+    execution = earlier(session)
+    assert isinstance(execution, ExecutionObserved)
+    made = (
+        ProducedArtifact(f"{session}-plot", 1, input_artifact_versions=inputs)
+        if inputs
+        else ProducedArtifact("s1-old-fig", 1)
+    )
+    return replace(execution, produced_artifacts=(made,))
+
+
+@pytest.mark.parametrize("replay", REPLAYS)
+async def test_a_queued_event_leaves_alone_an_artifact_made_again_after_the_cleanup(
+    neo4j_store: Neo4jStore,
+    connection: dict[str, str],
+    replay: Callable[[GraphStore, list[Event]], Coroutine[Any, Any, None]],
+) -> None:
+    # Its write went to the Artifact the cleanup deleted; the one another session made since
+    # is not its to touch, and the rest of the event is applied rather than refused whole.
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
+        await apply_one(replica_a, with_project(earlier("s1"), "p1"))
+        queued = with_project(earlier("s1"), "p1")
+        await cleanup_project(replica_b, "p1", [])
+        await apply_one(replica_b, made_by("s2"))  # received after the cleanup
+        await replay(replica_a, [queued])
+
+    (node,) = await neo4j_store.get_nodes([FIGURE])
+    assert node is not None
+    assert node.session_id == "s2"
+    assert node.get("project_id") is None
+    assert "Code:s1-old" in await live_ids(neo4j_store, "s1")
+    produced = await neo4j_store.expand([FIGURE], EdgeType.PRODUCES, Direction.IN)
+    assert [edge.source for edge in produced] == ["Code:s2-old"]
+
+
+@pytest.mark.parametrize("replay", REPLAYS)
+async def test_a_queued_input_edge_to_an_artifact_deleted_since_is_not_kept_for_a_later_one(
+    neo4j_store: Neo4jStore,
+    connection: dict[str, str],
+    replay: Callable[[GraphStore, list[Event]], Coroutine[Any, Any, None]],
+) -> None:
+    # In time the edge went with the Artifact; parked, it would attach to one made later.
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
+        await apply_one(replica_a, with_project(earlier("s1"), "p1"))
+        queued = made_by("s3", inputs=(ArtifactVersionRef("s1-old-fig", 1),))
+        await cleanup_project(replica_b, "p1", [])
+        await replay(replica_a, [queued])
+        await apply_one(replica_b, earlier("s1"))  # the Artifact made again, later
+
+    assert (await neo4j_store.get_nodes([FIGURE]))[0] is not None
+    assert "Artifact:s3-plot#v1" in await live_ids(neo4j_store, "s3")
+    assert await neo4j_store.expand([FIGURE], EdgeType.INPUT, Direction.OUT) == []
+
+
+async def test_a_project_cleanup_leaves_a_tombstone_per_artifact_it_deleted(
+    neo4j_store: Neo4jStore,
+) -> None:
+    await apply_one(neo4j_store, with_project(earlier("s1"), "p1"))
+    await replay_batch(neo4j_store, events("s2"))
+    await cleanup_project(neo4j_store, "p1", ["s2"])
+
+    figures = [f"Artifact:s2-fig#v{n}" for n in (1, 2, 3)]  # the listed session's
+    async with neo4j_store.transaction() as tx:
+        cleaned = await tx.artifacts_cleaned_at([FIGURE, *figures, "Code:s2-e1", "Artifact:x#v1"])
+        noted = await tx.cleaned_at("s2")
+    assert sorted(cleaned) == [FIGURE, *figures]
+    assert set(cleaned.values()) == {noted.at} == {noted.emptied}
