@@ -15,8 +15,13 @@ from itertools import pairwise
 from typing import TYPE_CHECKING, Any, Final
 
 from resolvers.records import SUBAGENT_TASK_TYPE, EdgeType, Label, NodeRecord, artifact_key
-from resolvers.steps import SCOPE_PREFIX, position
-from resolvers.validate import check_characters, check_key_form, names_other_session
+from resolvers.steps import CHILD_SEPARATOR, SCOPE_PREFIX, position
+from resolvers.validate import (
+    STEP_PREFIX,
+    check_characters,
+    check_key_form,
+    names_other_session,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -102,7 +107,8 @@ def check_edge(edge_type: str, source: NodeRecord, target: NodeRecord, chains: C
             f"({source.session_id!r}, {target.session_id!r})"
         )
     if kind is EdgeType.PRODUCES and target.label is Label.CODE:
-        runs = (f"subtask:{target.key}", f"{source.get('parent_subtask_id')}:exec:{target.key}")
+        parent = source.get("parent_subtask_id")
+        runs = (f"{STEP_PREFIX}{target.key}", f"{parent}{CHILD_SEPARATOR}{target.key}")
         if source.key not in runs:
             raise ValueError(f"the step {source.key!r} does not run the code {target.key!r}")
     elif kind is EdgeType.SUPERSEDES:
@@ -161,6 +167,7 @@ def _check_scope(label: Label, key: str, props: dict[str, Any]) -> None:
         if not key.startswith(SCOPE_PREFIX):
             raise ValueError(f"a subagent's scope's key is {SCOPE_PREFIX}<id>, not {key!r}")
         _check_id_part(key[len(SCOPE_PREFIX) :], key)
+        check_key_form("subagent_id", key[len(SCOPE_PREFIX) :], f"the key {key!r}")
         if parent is not None:
             raise ValueError("a subagent's scope has no 'parent_subtask_id'")
     if label is not Label.TOOL_CALL or parent is None:
@@ -168,11 +175,11 @@ def _check_scope(label: Label, key: str, props: dict[str, Any]) -> None:
     if not (
         isinstance(parent, str)
         and parent.startswith(SCOPE_PREFIX)
-        and key.startswith(f"{parent}:exec:")
+        and key.startswith(f"{parent}{CHILD_SEPARATOR}")
     ):
         raise ValueError(f"'parent_subtask_id' {parent!r} is not the scope its key {key!r} names")
     _check_id_part(parent[len(SCOPE_PREFIX) :], key)
-    _check_id_part(key[len(parent) + len(":exec:") :], key)
+    _check_id_part(key[len(parent) + len(CHILD_SEPARATOR) :], key)
 
 
 def _check_id_part(part: str, key: str) -> None:

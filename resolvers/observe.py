@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from resolvers.errors import KeyOwnedByOtherSessionError
+from resolvers.errors import InvalidInputError, KeyOwnedByOtherSessionError
 from resolvers.events import (
     ArtifactDeclared,
     Event,
@@ -194,8 +194,9 @@ def _execution_plan(e: ExecutionObserved) -> ReadPlan:
     parent = e.parent_subagent_id
     key = _execution_key(e)
     scope = scope_key(parent) if parent else None
-    plan = PlanBuilder(e.session_id).step(node_id(Label.TOOL_CALL, key), scope, iso(e.finished_at))
-    plan.node(node_id(Label.CODE, e.execution_id))
+    step = node_id(Label.TOOL_CALL, key)
+    plan = PlanBuilder(e.session_id).step(step, scope, iso(e.finished_at))
+    plan.node(node_id(Label.CODE, e.execution_id)).adjacency(step, EdgeType.PRODUCES, Direction.OUT)
     for artifact in e.produced_artifacts:
         _artifact_plan(plan, artifact)
     plan.node(*(node_id(Label.SOURCE_FILE, file_id) for file_id in e.input_source_files))
@@ -222,6 +223,7 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
     finished = iso(e.finished_at)
     fields = _code_fields(e, status)
     rank = observation_rank(fields)
+    await _check_step_kind(writer, key, e.session_id, node_id(Label.CODE, e.execution_id))
     (stored,) = await writer.tx.get_nodes([node_id(Label.CODE, e.execution_id)])
     newer = stored is None or wins(rank, observation_rank(stored.props))
     call_fields = {
@@ -248,6 +250,31 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
         await record_artifact(writer, e.session_id, code.id, artifact, produced_at=finished)
     for file_id in e.input_source_files:
         await writer.connect(EdgeType.INPUT, node_id(Label.SOURCE_FILE, file_id), code.id)
+
+
+async def _check_step_kind(writer: Writer, key: str, session_id: str, code: str | None) -> None:
+    """Refuse an execution (``code``: its Code's id) whose step's key is a tool call's of its
+    session, or a tool call (``None``) whose key is an execution's step: merged, one would take
+    the other's type, status and times, whichever came last (SPEC §3.9). An execution's step
+    produces its Code; a tool call's, Papers or nothing."""
+    step = node_id(Label.TOOL_CALL, key)
+    (stored,) = await writer.tx.get_nodes([step])
+    if stored is None or stored.session_id != session_id:
+        return  # new, or another session's (refused as such by the merge)
+    made = await writer.tx.expand([step], EdgeType.PRODUCES, Direction.OUT)
+    codes = [edge.target for edge in made if edge.target.startswith(f"{Label.CODE.value}:")]
+    if code is None and codes:
+        raise InvalidInputError(
+            "input.taskId",
+            f"{key!r} is the step of execution {codes[0].partition(':')[2]!r} "
+            "(subtask:<executionId>, or its subagent's step): a tool call needs a key of its own",
+        )
+    if code is not None and code not in codes:
+        raise InvalidInputError(
+            "input.executionId",
+            f"its step's key {key!r} is a tool call's (observeToolCall): an execution needs "
+            "an id whose step no tool call has",
+        )
 
 
 async def _merge_step(
@@ -409,7 +436,9 @@ def _tool_call_plan(e: ToolCallObserved) -> ReadPlan:
     key = _tool_call_key(e)
     scope = scope_key(parent) if parent else None
     at = iso(e.retrieved_at or e.received_at)
-    plan = PlanBuilder(e.session_id).step(node_id(Label.TOOL_CALL, key), scope, at)
+    step = node_id(Label.TOOL_CALL, key)
+    plan = PlanBuilder(e.session_id).step(step, scope, at)
+    plan.adjacency(step, EdgeType.PRODUCES, Direction.OUT)
     for link in _unique_links(e.products):
         paper = node_id(Label.PAPER, link, e.session_id)
         plan.adjacency(paper, EdgeType.PRODUCES, Direction.IN)
@@ -452,6 +481,7 @@ async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
     def newer(old: NodeRecord) -> Mapping[str, Any]:
         return fields if wins(rank, observation_rank(old.props)) else {}
 
+    await _check_step_kind(writer, key, e.session_id, None)
     call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, fields, newer)
     for link, product in links.items():
         await _record_paper(writer, e.session_id, call.id, link, product, at)

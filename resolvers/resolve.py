@@ -67,8 +67,8 @@ def source_ref(node_ref: str, *, session_id: str | None, version: int | None) ->
 
 
 def _checked(node_ref: str, session_id: str | None, version: int | None) -> str:
-    ref = node_ref.strip()
-    if not ref:
+    ref = node_ref  # opaque: as stored, whitespace and all (an older write may hold some)
+    if not ref.strip():
         raise InvalidInputError("nodeId", "must not be empty")
     check_unicode(ref, "nodeId")
     if session_id is not None:

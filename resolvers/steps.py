@@ -19,6 +19,7 @@ IN, NEXT, CONTAINS = Direction.IN, EdgeType.NEXT, EdgeType.CONTAINS
 
 # The start of a subagent's scope's key and of its steps' (SPEC §2).
 SCOPE_PREFIX = "subtask:subagent:"
+CHILD_SEPARATOR = ":exec:"  # a subagent's step: <its scope's key>:exec:<ref>
 
 
 def scope_key(subagent_id: str) -> str:
@@ -26,7 +27,7 @@ def scope_key(subagent_id: str) -> str:
 
 
 def child_key(subagent_id: str, ref: str) -> str:
-    return f"{scope_key(subagent_id)}:exec:{ref}"
+    return f"{scope_key(subagent_id)}{CHILD_SEPARATOR}{ref}"
 
 
 def position(step: NodeRecord) -> tuple[str, int]:

@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from resolvers.errors import InvalidInputError
 from resolvers.links import normalize_link
-from resolvers.records import split_artifact_key
-from resolvers.steps import SCOPE_PREFIX
+from resolvers.records import Label, split_artifact_key
+from resolvers.steps import CHILD_SEPARATOR, SCOPE_PREFIX
 from resolvers.values import check_finite
 
 if TYPE_CHECKING:
@@ -118,6 +118,7 @@ REQUIRED: frozenset[str] = frozenset(
         "code_hash",
         "status",
         "task_id",
+        "invocation_id",
         "tool_name",
         "tool_type",
         "subagent_id",
@@ -174,20 +175,46 @@ def names_other_session(name: str, value: str, session_id: str) -> bool:
 
 # What an ``executionId`` may not begin with: ``subtask:<executionId>`` would be another step's.
 _OTHER_STEPS = ("subagent:", "mcp:")
+# Ids that are (the end of) a node's key, which a lookup by key reads as a version when it ends
+# in ``#v<digits>``; those that are a whole key, which a lookup reads as a global id when it
+# begins with a label; a subagent's, inside its steps' keys.
+_SUBAGENT_IDS = frozenset({"subagent_id", "parent_subagent_id"})
+_LOOSE_KEYS = frozenset({"execution_id", "artifact_id"})
+_KEY_IDS = _LOOSE_KEYS | _SUBAGENT_IDS | {"task_id", "invocation_id"}
+_GLOBAL_ID_HEADS = tuple(f"{label.value}:" for label in Label)
+STEP_PREFIX = "subtask:"
 # Fields whose value is (the start of) a new node's key: a goal's or an upload's key form there
 # would make a lookup of that goal's or upload's key find the new node.
 _NEW_KEYS = frozenset({"task_id", "execution_id", "artifact_id"})
 
 
 def check_key_form(name: str, value: str, path: str) -> None:
-    """Refuse an id that a lookup by key would read as another node's: an ``artifactId``
-    ending in a version suffix (``<artifactId>#v<n>`` names version n, SPEC §2.1), a ``taskId``
-    of a subagent's key form, an ``executionId`` whose tool call would be another kind of step,
-    and a new node's key of the form of a goal's or an upload's key. ``import-graph`` applies
-    the same rules to the keys of the nodes these ids name (``resolvers.integrity``)."""
-    if name == "artifact_id" and split_artifact_key(value)[1] is not None:
+    """Refuse an id whose key a lookup would read as another kind of node's (SPEC §2.1), so
+    that one key names one kind of node: an id ending in a version suffix
+    (``<artifactId>#v<n>`` names version n of an artifact); an ``executionId`` or
+    ``artifactId`` of a global id's form (``<Label>:…``); a ``taskId`` not of a tool call's key
+    form (``subtask:…``), or of a subagent's; an ``executionId`` whose Code's key would be a
+    tool call's, or whose tool call's key another kind of step's; a subagent id holding a
+    step's separator (``:exec:``); and a new node's key of the form of a goal's or an upload's
+    key. ``import-graph`` applies the same rules to the keys of the nodes these ids name
+    (``resolvers.integrity``)."""
+    if name in _KEY_IDS and split_artifact_key(value)[1] is not None:
         raise InvalidInputError(
             path, "must not end in #v<digits>: `<artifactId>#v<n>` names version n of an artifact"
+        )
+    if name in _LOOSE_KEYS and value.startswith(_GLOBAL_ID_HEADS):
+        raise InvalidInputError(
+            path, "must not begin with a label and a colon (`<Label>:…` is a node's global id)"
+        )
+    if name == "execution_id" and value.startswith(STEP_PREFIX):
+        raise InvalidInputError(
+            path, f"must not begin with {STEP_PREFIX}: its Code's key would be a tool call's"
+        )
+    if name in _SUBAGENT_IDS and CHILD_SEPARATOR in value:
+        raise InvalidInputError(
+            path,
+            f"must not contain {CHILD_SEPARATOR!r}: {SCOPE_PREFIX}<a>{CHILD_SEPARATOR}<b> names "
+            "step b of subagent a",
         )
     if name == "task_id" and value.startswith(SCOPE_PREFIX):
         # A subagent's scope and steps are named by the gateway from the subagent's id.
@@ -206,6 +233,10 @@ def check_key_form(name: str, value: str, path: str) -> None:
         forms = " or ".join(f"{head}…" for head in _SESSION_KEYS.values())
         raise InvalidInputError(
             path, f"must not take the form of a goal's or an upload's key ({forms})"
+        )
+    if name == "task_id" and not value.startswith(STEP_PREFIX):
+        raise InvalidInputError(
+            path, f"must begin with {STEP_PREFIX} (a tool call's key: {STEP_PREFIX}<scheme>:<id>)"
         )
 
 
@@ -262,6 +293,9 @@ def check_text(name: str, value: str, path: str) -> None:
         raise InvalidInputError(path, "must not be empty")
     if len(value) > limit:
         raise InvalidInputError(path, f"at most {limit} characters")
+    if identifier and value != value.strip():
+        # A key is matched exactly: one that ends in a space is not found by one that does not.
+        raise InvalidInputError(path, "must not begin or end with whitespace")
     check_key_form(name, value, path)
     if name == "session_id" and SESSION_SEPARATOR in value:
         raise InvalidInputError(path, f"must not contain {SESSION_SEPARATOR!r} (Paper ids use it)")

@@ -148,7 +148,7 @@ class ObserveMcpSearchInput:
                 f"at most {most} characters (the task id `{MCP_TASK_PREFIX}<invocationId>` "
                 f"at most {MAX_ID_LENGTH})",
             )
-        check_text("task_id", self.invocation_id, "input.invocationId")
+        check_text("invocation_id", self.invocation_id, "input.invocationId")
         check_text("source", self.source, "input.source")
         return events.from_input(
             events.ToolCallObserved,

@@ -177,21 +177,94 @@ async def test_a_new_nodes_key_of_the_form_of_a_goals_or_an_uploads_is_refused(
         ("taskId", "subtask:subagent:sa:exec:c1"),  # its step, named from parentSubagentId
         ("executionId", "subagent:sa:exec:c1"),  # its tool call would be that step
         ("executionId", "mcp:q1"),  # its tool call would be that MCP search's
+        ("taskId", "e1"),  # a Code's key (executionId e1), not a tool call's
+        ("taskId", "subtask:q#v1"),  # read as version 1 of an artifact q
+        ("executionId", "fig#v1"),  # read as version 1 of fig
+        ("executionId", "subtask:q1"),  # a tool call's key
+        ("executionId", "Paper:s1|https://a.org"),  # read as that Paper's global id
+        ("executionId", "Artifact:x"),
+        ("artifactId", "Code:e1"),  # Artifact:Code:e1#v1 against Code:e1#v1's id
+        ("subagentId", "sa:exec:e1"),  # its scope's key is step e1 of subagent sa
+        ("parentSubagentId", "sa:exec:e1"),
+        ("subagentId", "sb#v2"),
+        ("executionId", "e1 "),  # a key is matched exactly: the space would hide it
+        ("executionId", "\u00a0e1"),
+        ("taskId", "subtask:q1\t"),
+        ("sessionId", "s1 "),
     ],
 )
 async def test_a_step_key_of_another_kind_of_step_is_refused(
     gql: GraphQLClient, field: str, key: str
 ) -> None:
-    # A subagent's child re-sent as a top-level step would leave the scope's chain behind it.
+    # A subagent's child re-sent as a top-level step would leave the scope's chain behind it;
+    # any of these keys would name two kinds of node, or a node no read finds.
     await b.subagent(gql, "s1", "sa")
     before = await b.subgraph(gql, "s1")
     if field == "taskId":
         answer = await b.tool_call(gql, "s1", key, papers=[])
+    elif field == "artifactId":
+        answer = await b.execution(gql, "s1", "e2", artifacts=[b.artifact(key)])
+        field = "producedArtifacts[0].artifactId"
+    elif field == "subagentId":
+        answer = await b.subagent(gql, "s1", key)
+    elif field == "parentSubagentId":
+        answer = await b.execution(gql, "s1", "e3", parentSubagentId=key)
+    elif field == "sessionId":
+        answer = await b.execution(gql, key, "e4")
     else:
         answer = await b.execution(gql, "s1", key)
+    path = field if field == "sessionId" else f"input.{field}"
 
-    assert (answer["__typename"], answer["field"]) == ("InvalidInput", f"input.{field}")
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", path)
     assert await b.subgraph(gql, "s1") == before
+
+
+@pytest.mark.parametrize("parent", [None, "sa"])
+@pytest.mark.parametrize("execution_first", [True, False])
+async def test_an_execution_and_a_tool_call_of_one_step_key_are_not_merged(
+    gql: GraphQLClient, parent: str | None, execution_first: bool
+) -> None:
+    # Merged, the step would take the type, status and times of whichever came last.
+    extra: dict[str, Any] = {"parentSubagentId": parent} if parent else {}
+    await b.subagent(gql, "s1", "sa")
+
+    async def run() -> dict[str, Any]:
+        return await b.execution(gql, "s1", "e1", **extra)
+
+    async def search() -> dict[str, Any]:
+        papers = [b.paper("https://a.org/p")]
+        return await b.tool_call(
+            gql, "s1", "subtask:mcp:e1" if parent else "subtask:e1", papers=papers, **extra
+        )
+
+    first, second = (run, search) if execution_first else (search, run)
+    assert (await first())["__typename"] == "Observed"
+    before = await b.subgraph(gql, "s1")
+    answer = await second()
+
+    field = "input.taskId" if execution_first else "input.executionId"
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", field)
+    assert "step" in answer["message"]
+    assert await b.subgraph(gql, "s1") == before
+    assert (await first())["__typename"] == "Observed"  # the first stays its own
+
+
+async def test_a_node_id_is_matched_as_sent(gql: GraphQLClient, store: GraphStore) -> None:
+    # A key an older write stored with a trailing space is found by exactly that id, and
+    # only by it.
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "e1")
+    (code,) = await store.get_nodes(["Code:e1"])
+    assert code is not None
+    async with store.transaction("s1") as tx:
+        await tx.put_node(dataclasses.replace(code, id="Code:e2 ", key="e2 "))
+
+    found = await b.node(gql, "Code:e2 ")
+    by_key = await b.node(gql, "e2 ")
+    padded = await b.node(gql, " Code:e1")
+
+    assert (found["__typename"], by_key["__typename"]) == ("Code", "Code")
+    assert padded["__typename"] == "NodeNotFound"
 
 
 async def test_a_version_asked_for_names_an_artifact_or_nothing(gql: GraphQLClient) -> None:
