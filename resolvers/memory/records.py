@@ -19,10 +19,10 @@ import json
 import uuid
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias, TypeVar
 
 from resolvers.errors import InvalidInputError
-from resolvers.validate import check_unicode
+from resolvers.validate import check_characters, check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -140,8 +140,12 @@ TEXT_LISTS: Mapping[MemoryRecordType, tuple[str, ...]] = {
 AnyRecord = TypeVar("AnyRecord", bound=MemoryRecord)
 
 
-def prepare_record(record: AnyRecord) -> AnyRecord:
-    """The normalised, validated record with its id; raises ``InvalidInputError``."""
+def prepare_record(record: AnyRecord, *, new: bool = True) -> AnyRecord:
+    """The normalised, validated record with its id; raises ``InvalidInputError``. A ``new``
+    record (recorded, imported) is also refused a date outside ``EARLIEST_DATE`` .. tomorrow
+    (UTC: a record is dated when it was learnt; a future date would stay "the most recent"
+    for ever) and control characters in its text (a terminal would run them as escapes when
+    ``recall`` prints it); a record the store already holds is read as it was written."""
     kind = record.type.value
     changes: dict[str, Any] = {
         "project": _required(record.project, f"{kind}.project"),
@@ -155,7 +159,33 @@ def prepare_record(record: AnyRecord) -> AnyRecord:
     for name in TEXT_LISTS.get(record.type, ()):
         changes[name] = _text_list(getattr(record, name), f"{kind}.{name}")
     prepared = dataclasses.replace(record, **changes)
+    if new:
+        _check_new(prepared)
     return prepared if prepared.id else dataclasses.replace(prepared, id=record_id(prepared))
+
+
+EARLIEST_DATE: Final = dt.date(1970, 1, 1)
+
+
+def _check_new(record: MemoryRecord) -> None:
+    kind = record.type.value
+    latest = dt.datetime.now(dt.UTC).date() + dt.timedelta(days=1)
+    if not EARLIEST_DATE <= record.date <= latest:
+        raise InvalidInputError(
+            "date", f"must be between {EARLIEST_DATE} and tomorrow ({latest}, UTC)"
+        )
+    lines = {"project": [record.project], "tags": list(record.tags)}
+    if record.session_id is not None:
+        lines["sessionId"] = [record.session_id]
+    texts: dict[str, list[str]] = {}
+    for name in (*REQUIRED_TEXT[record.type], *OPTIONAL_TEXT.get(record.type, ())):
+        texts[name] = [getattr(record, name) or ""]
+    for name in TEXT_LISTS.get(record.type, ()):
+        texts[name] = list(getattr(record, name))
+    for single_line, fields in ((True, lines), (False, texts)):
+        for name, values in fields.items():
+            for value in values:
+                check_characters(value, f"{kind}.{name}", single_line=single_line)
 
 
 def record_id(record: MemoryRecord) -> str:

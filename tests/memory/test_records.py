@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 
 import pytest
 
@@ -48,6 +49,39 @@ def test_overlong_text_is_invalid_input() -> None:
         prepare_record(pitfall(fix="x" * 20_001))
 
     assert caught.value.field == "pitfall.fix"
+
+
+NOW = dt.datetime.now(dt.UTC).date()  # the real today: "tomorrow" is the machine's
+
+
+@pytest.mark.parametrize(
+    ("record", "field"),
+    [
+        (finding(date=dt.date(9999, 12, 31)), "date"),  # "the most recent" for ever
+        (finding(date=NOW + dt.timedelta(days=2)), "date"),
+        (finding(date=dt.date(1, 1, 1)), "date"),
+        (finding(project="m\x01"), "finding.project"),
+        (finding(project="two\nlines"), "finding.project"),
+        (finding(tags=("ok", "\x1b[2J")), "finding.tags"),
+        (pitfall(context="c\x00"), "pitfall.context"),
+        (finding(sources=("a", "b\x9b")), "finding.sources"),
+        (finding(session_id="s\x07"), "finding.sessionId"),
+    ],
+)
+def test_a_new_record_out_of_the_date_range_or_with_control_characters_is_refused(
+    record: MemoryRecord, field: str
+) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        prepare_record(record)
+
+    assert caught.value.field == field
+    assert prepare_record(record, new=False).id  # as the store reads what it holds
+
+
+def test_a_new_record_may_be_dated_up_to_tomorrow_and_hold_newlines_in_its_text() -> None:
+    record = pitfall(date=NOW + dt.timedelta(days=1), fix="first\nthen\tsecond")
+
+    assert prepare_record(record).fix == "first\nthen\tsecond"
 
 
 def test_prepare_strips_text_drops_empty_optionals_and_repeated_tags() -> None:

@@ -87,14 +87,15 @@ def encode_line(record: MemoryRecord) -> bytes:
 def decode_line(line: bytes, *, finite: bool = False) -> MemoryRecord:
     """The prepared record of one line; raises ``ValueError`` (bad JSON or UTF-8) or
     ``InvalidInputError`` (not a valid record). With ``finite`` (an import), a line holding a
-    ``NaN`` or infinity anywhere, which JSON lacks, is not a valid record either; the store's
-    own lines are read as they were written."""
+    ``NaN`` or infinity anywhere, which JSON lacks, is not a valid record either, nor one a
+    new record could not be (``prepare_record``); the store's own lines are read as they were
+    written."""
     data = json.loads(line.decode("utf-8-sig"))
     if not isinstance(data, dict):
         raise InvalidInputError(None, "a line must hold a JSON object")
     if finite:
         check_finite(data, "")
-    return prepare_record(record_from_dict(data))
+    return prepare_record(record_from_dict(data), new=finite)
 
 
 def bad_line_reason(exc: ValueError | InvalidInputError) -> str:
