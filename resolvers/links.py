@@ -9,16 +9,19 @@ canonical form, two distinct identifiers never share one. Per kind:
   ``https://doi.org/<doi lower-cased>`` (DOIs are case-insensitive). A bare ``10.a.b.c/…`` is
   the IPv4 address it spells, not a DOI;
 * **arXiv** — ``arXiv:<id>``, ``arxiv.org/abs|pdf|html/<id>[vN][.pdf]`` on any arxiv.org host,
-  the DOI ``10.48550/arXiv.<id>`` → ``https://arxiv.org/abs/<id>``, **without** the version;
+  the DOI ``10.48550/arXiv.<id>`` → ``https://arxiv.org/abs/<id>``, **without** the version
+  (an old-style id's archive lower-cased, its subject class upper-cased: ``math.GT/0309136``);
 * **PMID** — ``PMID:<n>``, ``PMID <n>``, ``info:pmid/<n>``, ``pubmed.ncbi.nlm.nih.gov/<n>``,
   ``ncbi.nlm.nih.gov/pubmed/<n>`` → ``https://pubmed.ncbi.nlm.nih.gov/<n>``;
 * **PMCID** — ``PMCID:PMC<n>``, ``PMC<n>``, ``pmcid:<n>``, ``ncbi.nlm.nih.gov/pmc/articles/PMC<n>``,
   ``pmc.ncbi.nlm.nih.gov/articles/PMC<n>`` → ``https://pmc.ncbi.nlm.nih.gov/articles/PMC<n>``;
 * **ISBN** — ``isbn:``, ``ISBN ``, ``ISBN-10:``, ``ISBN-13:``, ``urn:isbn:``, hyphens and spaces
   ignored → ``isbn:<ISBN-13>`` (a valid ISBN-10 becomes its ISBN-13);
-* **URN** — ``urn:<nid>:<nss>`` → ``urn:<nid lower-cased>:<nss>``;
+* **URN** — ``urn:<nid>:<nss>`` → ``urn:<nid lower-cased>:<nss>`` (a ``urn:uuid:`` NSS
+  lower-cased too: a UUID has no case);
 * **other** ``<scheme>:<value>`` (``s2:…``, ``openalex:W…``) → ``<scheme lower-cased>:<value>``;
-* **URL** — anything else, per SPEC §3.7 (``_url``).
+* **URL** — anything else, per SPEC §3.7 (``_url``), a host in Unicode written in ASCII
+  (punycode) and a path's percent-escapes in one form (``%7E`` is ``~``, ``é`` is ``%C3%A9``).
 
 Decisions:
 
@@ -35,7 +38,7 @@ Decisions:
 from __future__ import annotations
 
 import re
-from urllib.parse import unquote, urlsplit, urlunsplit
+from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 _DOI_PREFIX = re.compile(
     r"^(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*|doi\s+|info:doi/|urn:doi:)",
@@ -119,7 +122,14 @@ def _arxiv(link: str) -> str | None:
 
 def _arxiv_id(value: str) -> str | None:
     found = _ARXIV_ID.match(value.strip())
-    return f"https://arxiv.org/abs/{found.group('id')}" if found is not None else None
+    if found is None:
+        return None
+    identifier = found.group("id")
+    if "/" in identifier:  # old style: the archive lower-cased, its subject class upper-cased
+        archive, _, number = identifier.partition("/")
+        name, dot, subject = archive.partition(".")
+        identifier = f"{name.lower()}{dot}{subject.upper()}/{number}"
+    return f"https://arxiv.org/abs/{identifier}"
 
 
 def _pmid(link: str) -> str | None:
@@ -174,7 +184,8 @@ def _scheme_value(link: str) -> str | None:
         return ""
     urn = _URN.match(link)
     if urn is not None:
-        return f"urn:{urn.group(1).lower()}:{urn.group(2).strip()}"
+        nid, nss = urn.group(1).lower(), urn.group(2).strip()
+        return f"urn:{nid}:{nss.lower() if nid == 'uuid' else nss}"  # a UUID has no case
     return f"{scheme}:{value}"
 
 
@@ -197,8 +208,7 @@ def _url(raw: str) -> str:
     host = (parts.hostname or "").rstrip(".")
     if not host or host.isdigit():
         return ""  # no host (``https://``, ``?a=1``, ``https:///x``) or a number (``10.``)
-    if ":" in host:
-        host = f"[{host}]"
+    host = f"[{host}]" if ":" in host else _ascii_host(host)
     if port is not None and port != _DEFAULT_PORTS.get(scheme) and port != 443:
         host = f"{host}:{port}"
     query = "&".join(
@@ -207,4 +217,35 @@ def _url(raw: str) -> str:
         if item and not _TRACKING.match(unquote(item.split("=", 1)[0]))
     )
     scheme = "https" if scheme == "http" else scheme
-    return urlunsplit((scheme, host, parts.path.rstrip("/"), query, ""))
+    path = _PERCENT.sub(_percent, _RAW.sub(_escaped, parts.path)).rstrip("/")
+    return urlunsplit((scheme, host, path, query, ""))
+
+
+def _ascii_host(host: str) -> str:
+    """A host in Unicode as its ASCII (punycode) form, as browsers send it: one name, one
+    spelling. A name the IDNA codec refuses (an empty label, one too long) stays as written."""
+    if host.isascii():
+        return host
+    try:
+        return host.encode("idna").decode("ascii")
+    except UnicodeError:
+        return host
+
+
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_RAW = re.compile(r"[^\x21-\x7e]")  # what a path sends escaped: a space, non-ASCII text
+
+
+def _escaped(character: re.Match[str]) -> str:
+    return quote(character.group(0), safe="")
+
+
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _percent(escape: re.Match[str]) -> str:
+    """A percent-escape of a path in its one form (RFC 3986 §6.2.2): an unreserved character
+    as itself (``%7E`` is ``~``), any other with upper-case digits (as ``_escaped`` writes a
+    space or non-ASCII text: ``café`` is ``caf%C3%A9``)."""
+    character = chr(int(escape.group(1), 16))
+    return character if character in _UNRESERVED else f"%{escape.group(1).upper()}"

@@ -146,6 +146,23 @@ SPELLINGS: dict[str, list[str]] = {
     "https://[2001:db8::1]:8443/p": ["https://[2001:DB8::1]:8443/p/"],
     "https://localhost:8000/a": ["localhost:8000/a", "http://localhost:8000/a"],
     "https://x.org:8080/A": ["x.org:8080/A", "http://X.org:8080/A/"],
+    # A host in Unicode is its punycode; a path's escapes have one form.
+    "https://xn--bcher-kva.example/x": ["https://bücher.example/x", "https://BÜCHER.example/x/"],
+    "https://x.org/~user": ["https://x.org/%7Euser", "https://x.org/%7euser/"],
+    "https://x.org/a%2Fb": ["https://x.org/a%2fb"],
+    "https://x.org/caf%C3%A9%20au%20lait": [
+        "https://x.org/café au lait",
+        "x.org/caf%c3%a9%20au lait",
+    ],
+    # An old-style arXiv id: archive lower-case, subject class upper-case.
+    "https://arxiv.org/abs/hep-th/9901001": ["arxiv:HEP-TH/9901001", "arXiv:hep-th/9901001v2"],
+    "https://arxiv.org/abs/math.GT/0309136": [
+        "arXiv:math.gt/0309136",
+        "arxiv.org/abs/MATH.GT/0309136",
+    ],
+    "urn:uuid:6e8bc430-9c3a-11d9-9669-0800200c9a66": [
+        "URN:UUID:6E8BC430-9C3A-11D9-9669-0800200C9A66"
+    ],
 }
 
 CASES = [(raw, canonical) for canonical, raws in SPELLINGS.items() for raw in raws]
@@ -195,6 +212,12 @@ DISTINCT = [
     "https://x.org:8080/a",
     "https://[::1]/a",
     "https://[::2]/a",
+    "https://x.org/a%2Fb",  # an escaped slash is not a path separator
+    "https://x.org/a/b",
+    "https://x.org/caf%C3%A9",
+    "https://x.org/cafe",
+    "urn:nbn:de:101-ABC",  # an NSS keeps its case but a UUID's
+    "urn:nbn:de:101-abc",
     "PMID:abc",
     "pmcid:xyz",
 ]
