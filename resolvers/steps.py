@@ -40,9 +40,26 @@ async def place_step(writer: Writer, step: NodeRecord, before: NodeRecord | None
     one predecessor and one successor) and inserted at the new one. O(log n) either way."""
     if before is None:
         await insert_step(writer, step)
-    elif position(before) != position(step):
+    elif position(before) != position(step) and not await _stays(writer, step):
         await _unlink(writer, step)
         await insert_step(writer, step)
+
+
+async def _stays(writer: Writer, step: NodeRecord) -> bool:
+    """Whether a re-observed step's new position is still between the steps it is linked to:
+    then its edges stay as they are (unlinked and linked again, they would be new edges)."""
+    scope = step.get("parent_subtask_id")
+    before, after = await writer.tx.chain_neighbours(step.session_id, scope, position(step))
+    goal = f"{Label.RESEARCH_GOAL.value}:"
+    linked_before = [
+        n
+        for n in await writer.neighbours(step.id, EdgeType.NEXT, Direction.IN)
+        if not n.startswith(goal)
+    ]
+    linked_after = await writer.neighbours(step.id, EdgeType.NEXT, Direction.OUT)
+    return linked_before == ([before.id] if before else []) and linked_after == (
+        [after.id] if after else []
+    )
 
 
 async def _unlink(writer: Writer, step: NodeRecord) -> None:
