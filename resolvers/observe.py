@@ -46,7 +46,14 @@ from resolvers.records import (
     artifact_key,
     node_id,
 )
-from resolvers.steps import attach_main_head, attach_scope_head, child_key, place_step, scope_key
+from resolvers.steps import (
+    attach_main_head,
+    attach_scope_head,
+    child_key,
+    place_step,
+    scope_key,
+    unlink_step,
+)
 from resolvers.validate import RejectedRecord, validate_event
 from resolvers.writes import Writer, iso
 
@@ -194,9 +201,10 @@ def _execution_plan(e: ExecutionObserved) -> ReadPlan:
     parent = e.parent_subagent_id
     key = _execution_key(e)
     scope = scope_key(parent) if parent else None
-    step = node_id(Label.TOOL_CALL, key)
-    plan = PlanBuilder(e.session_id).step(step, scope, iso(e.finished_at))
-    plan.node(node_id(Label.CODE, e.execution_id)).adjacency(step, EdgeType.PRODUCES, Direction.OUT)
+    step, code = node_id(Label.TOOL_CALL, key), node_id(Label.CODE, e.execution_id)
+    plan = PlanBuilder(e.session_id).step(step, scope, iso(e.finished_at)).node(code)
+    plan.adjacency(step, EdgeType.PRODUCES, Direction.OUT)
+    plan.adjacency(code, EdgeType.PRODUCES, Direction.IN)
     for artifact in e.produced_artifacts:
         _artifact_plan(plan, artifact)
     plan.node(*(node_id(Label.SOURCE_FILE, file_id) for file_id in e.input_source_files))
@@ -236,7 +244,11 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
         "finished_at": finished,
         "turn_id": e.turn_id,
     }
-    call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, call_fields, newer)
+    call = await _other_scope(
+        writer, e, key, stored, (rank, call_fields["parent_subtask_id"] or "")
+    )
+    if call is None:
+        call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, call_fields, newer)
     code, _ = await writer.merge_node(
         Label.CODE,
         e.execution_id,
@@ -250,6 +262,38 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
         await record_artifact(writer, e.session_id, code.id, artifact, produced_at=finished)
     for file_id in e.input_source_files:
         await writer.connect(EdgeType.INPUT, node_id(Label.SOURCE_FILE, file_id), code.id)
+
+
+async def _other_scope(
+    writer: Writer,
+    e: ExecutionObserved,
+    key: str,
+    stored: NodeRecord | None,
+    rank: tuple[tuple[bool, str, str], str],
+) -> NodeRecord | None:
+    """The step of an execution observed before in another scope (top level or another
+    subagent), when it stays there; ``None`` when this observation's step is to be merged. One
+    execution has one step (SPEC §3.9: a re-observed step moves): the observation ranked
+    higher (``rank``: ``observation_rank``, then the scope's key, so that any order gives one
+    answer) places it, and the step in the other scope is unlinked from its chain and
+    deleted."""
+    code = node_id(Label.CODE, e.execution_id)
+    step = node_id(Label.TOOL_CALL, key)
+    producers = await writer.tx.expand([code], EdgeType.PRODUCES, Direction.IN)
+    others = [
+        node
+        for node in await writer.tx.get_nodes([p.source for p in producers if p.source != step])
+        if node is not None and node.label is Label.TOOL_CALL and node.session_id == e.session_id
+    ]
+    if not others or stored is None:
+        return None
+    placed = (observation_rank(stored.props), others[0].get("parent_subtask_id") or "")
+    if not wins(rank, placed):
+        return others[0]
+    for other in others:
+        await unlink_step(writer, other)
+        await writer.tx.delete_node(other.id)
+    return None
 
 
 async def _check_step_kind(writer: Writer, key: str, session_id: str, code: str | None) -> None:

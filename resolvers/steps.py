@@ -41,7 +41,7 @@ async def place_step(writer: Writer, step: NodeRecord, before: NodeRecord | None
     if before is None:
         await insert_step(writer, step)
     elif position(before) != position(step) and not await _stays(writer, step):
-        await _unlink(writer, step)
+        await unlink_step(writer, step)
         await insert_step(writer, step)
 
 
@@ -62,7 +62,9 @@ async def _stays(writer: Writer, step: NodeRecord) -> bool:
     )
 
 
-async def _unlink(writer: Writer, step: NodeRecord) -> None:
+async def unlink_step(writer: Writer, step: NodeRecord) -> None:
+    """Take a step out of its chain: its predecessor (a step, the goal, or its scope) then
+    leads to its successor."""
     scope = step.get("parent_subtask_id")
     props = SCOPE_CHAIN if scope else MAIN_CHAIN
     after = await writer.neighbours(step.id, EdgeType.NEXT, Direction.OUT)

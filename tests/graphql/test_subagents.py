@@ -60,6 +60,32 @@ async def test_a_resent_start_keeps_one_scope(gql: GraphQLClient) -> None:
     assert b.node_ids(await b.subgraph(gql, "s1")) == {SCOPE}
 
 
+@pytest.mark.parametrize("top_level_first", [True, False])
+async def test_an_execution_observed_in_two_scopes_has_one_step_where_the_later_put_it(
+    gql: GraphQLClient, top_level_first: bool
+) -> None:
+    # Started before its subagent was known, finished inside it: one step, in the scope, in
+    # either order (SPEC §3.9), not one in each chain producing the same Code.
+    async def started() -> None:
+        await b.execution(gql, "s1", "c1", 10, status="running")
+
+    async def finished() -> None:
+        await child_execution(gql, finished=20)
+
+    await b.first_message(gql, "s1")
+    await b.subagent(gql, "s1", "sub-1")
+    for send in (started, finished) if top_level_first else (finished, started):
+        await send()
+
+    graph = await b.subgraph(gql, "s1")
+    assert b.edges_of(graph, "PRODUCES") >= {(EXEC_CHILD, "Code:c1")}
+    assert [s for s, t in b.edges_of(graph, "PRODUCES") if t == "Code:c1"] == [EXEC_CHILD]
+    assert "ToolCall:subtask:c1" not in b.node_ids(graph)
+    assert b.edges_of(graph, "CONTAINS") == {(SCOPE, EXEC_CHILD)}
+    assert await b.session_chain(gql, "s1") == [SCOPE]
+    assert b.props_of(graph, "Code:c1")["status"] == "completed"  # the later observation
+
+
 @pytest.mark.parametrize(
     ("sent", "status", "reason"),
     [
