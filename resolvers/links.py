@@ -21,7 +21,8 @@ canonical form, two distinct identifiers never share one. Per kind:
   lower-cased too: a UUID has no case);
 * **other** ``<scheme>:<value>`` (``s2:…``, ``openalex:W…``) → ``<scheme lower-cased>:<value>``;
 * **URL** — anything else, per SPEC §3.7 (``_url``), a host in Unicode written in ASCII
-  (punycode) and a path's percent-escapes in one form (``%7E`` is ``~``, ``é`` is ``%C3%A9``).
+  (punycode, UTS #46) and the percent-escapes of its path and query in one form (``%7E`` is
+  ``~``, ``é`` is ``%C3%A9``).
 
 Decisions:
 
@@ -39,6 +40,8 @@ from __future__ import annotations
 
 import re
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
+
+import idna
 
 _DOI_PREFIX = re.compile(
     r"^(?:(?:https?://)?(?:dx\.|www\.)?doi\.org/|doi:\s*|doi\s+|info:doi/|urn:doi:)",
@@ -95,12 +98,18 @@ def _doi(link: str) -> str | None:
     if prefix is None and not (_BARE_DOI.match(link) and not _IP_PATH.match(link)):
         return None
     doi = link
+    decoded = False
     while prefix is not None:  # ``https://doi.org/doi:10.…`` names the DOI after both
         doi = doi[prefix.end() :]
         if "doi.org" in prefix.group(0).lower():
+            # A URL's query and fragment are cut before its escapes are read: ``%23`` is a
+            # ``#`` of the DOI itself.
             doi = unquote(re.split(r"[?#]", doi, maxsplit=1)[0])
+            decoded = True
         prefix = _DOI_PREFIX.match(doi)
-    doi = doi.split("#", 1)[0].strip().rstrip("/")
+    if not decoded:
+        doi = doi.split("#", 1)[0]
+    doi = doi.strip().rstrip("/")
     if not doi:
         return ""
     arxiv = _ARXIV_DOI.match(doi)
@@ -108,7 +117,8 @@ def _doi(link: str) -> str | None:
         found = _arxiv_id(arxiv.group(1))
         if found is not None:
             return found
-    return f"https://doi.org/{doi.lower()}"
+    # ``#`` and ``?`` of the DOI itself stay escaped in its URL, so that it names the DOI again.
+    return f"https://doi.org/{doi.lower().replace('#', '%23').replace('?', '%3F')}"
 
 
 def _arxiv(link: str) -> str | None:
@@ -212,7 +222,7 @@ def _url(raw: str) -> str:
     if port is not None and port != _DEFAULT_PORTS.get(scheme) and port != 443:
         host = f"{host}:{port}"
     query = "&".join(
-        item
+        _PERCENT.sub(_percent, _RAW.sub(_escaped, item))
         for item in parts.query.split("&")
         if item and not _TRACKING.match(unquote(item.split("=", 1)[0]))
     )
@@ -222,13 +232,15 @@ def _url(raw: str) -> str:
 
 
 def _ascii_host(host: str) -> str:
-    """A host in Unicode as its ASCII (punycode) form, as browsers send it: one name, one
-    spelling. A name the IDNA codec refuses (an empty label, one too long) stays as written."""
+    """A host in Unicode as its ASCII (punycode) form, as browsers send it (UTS #46,
+    non-transitional: ``straße.de`` stays apart from ``strasse.de``): one name, one spelling.
+    A name IDNA refuses (an empty label, one too long, a disallowed character) stays as
+    written."""
     if host.isascii():
         return host
     try:
-        return host.encode("idna").decode("ascii")
-    except UnicodeError:
+        return idna.encode(host, uts46=True, transitional=False).decode("ascii").rstrip(".")
+    except idna.IDNAError:
         return host
 
 

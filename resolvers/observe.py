@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from resolvers.errors import InvalidInputError, KeyOwnedByOtherSessionError
+from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.events import (
     ArtifactDeclared,
     Event,
@@ -203,7 +203,6 @@ def _execution_plan(e: ExecutionObserved) -> ReadPlan:
     scope = scope_key(parent) if parent else None
     step, code = node_id(Label.TOOL_CALL, key), node_id(Label.CODE, e.execution_id)
     plan = PlanBuilder(e.session_id).step(step, scope, iso(e.finished_at)).node(code)
-    plan.adjacency(step, EdgeType.PRODUCES, Direction.OUT)
     plan.adjacency(code, EdgeType.PRODUCES, Direction.IN)
     for artifact in e.produced_artifacts:
         _artifact_plan(plan, artifact)
@@ -231,7 +230,6 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
     finished = iso(e.finished_at)
     fields = _code_fields(e, status)
     rank = observation_rank(fields)
-    await _check_step_kind(writer, key, e.session_id, node_id(Label.CODE, e.execution_id))
     (stored,) = await writer.tx.get_nodes([node_id(Label.CODE, e.execution_id)])
     newer = stored is None or wins(rank, observation_rank(stored.props))
     call_fields = {
@@ -248,7 +246,8 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
         writer, e, key, stored, (rank, call_fields["parent_subtask_id"] or "")
     )
     if call is None:
-        call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, call_fields, newer)
+        update = _ranked(call_fields)
+        call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, call_fields, update)
     code, _ = await writer.merge_node(
         Label.CODE,
         e.execution_id,
@@ -276,7 +275,8 @@ async def _other_scope(
     execution has one step (SPEC §3.9: a re-observed step moves): the observation ranked
     higher (``rank``: ``observation_rank``, then the scope's key, so that any order gives one
     answer) places it, and the step in the other scope is unlinked from its chain and
-    deleted."""
+    deleted (kept when it is also a tool call's, which produced something else: a subagent's
+    steps share their keys)."""
     code = node_id(Label.CODE, e.execution_id)
     step = node_id(Label.TOOL_CALL, key)
     producers = await writer.tx.expand([code], EdgeType.PRODUCES, Direction.IN)
@@ -291,34 +291,31 @@ async def _other_scope(
     if not wins(rank, placed):
         return others[0]
     for other in others:
-        await unlink_step(writer, other)
-        await writer.tx.delete_node(other.id)
+        await writer.disconnect(EdgeType.PRODUCES, other.id, code)
+        if not await writer.tx.expand([other.id], EdgeType.PRODUCES, Direction.OUT):
+            await unlink_step(writer, other)  # the execution's alone: it goes
+            await writer.tx.delete_node(other.id)
     return None
 
 
-async def _check_step_kind(writer: Writer, key: str, session_id: str, code: str | None) -> None:
-    """Refuse an execution (``code``: its Code's id) whose step's key is a tool call's of its
-    session, or a tool call (``None``) whose key is an execution's step: merged, one would take
-    the other's type, status and times, whichever came last (SPEC §3.9). An execution's step
-    produces its Code; a tool call's, Papers or nothing."""
-    step = node_id(Label.TOOL_CALL, key)
-    (stored,) = await writer.tx.get_nodes([step])
-    if stored is None or stored.session_id != session_id:
-        return  # new, or another session's (refused as such by the merge)
-    made = await writer.tx.expand([step], EdgeType.PRODUCES, Direction.OUT)
-    codes = [edge.target for edge in made if edge.target.startswith(f"{Label.CODE.value}:")]
-    if code is None and codes:
-        raise InvalidInputError(
-            "input.taskId",
-            f"{key!r} is the step of execution {codes[0].partition(':')[2]!r} "
-            "(subtask:<executionId>, or its subagent's step): a tool call needs a key of its own",
-        )
-    if code is not None and code not in codes:
-        raise InvalidInputError(
-            "input.executionId",
-            f"its step's key {key!r} is a tool call's (observeToolCall): an execution needs "
-            "an id whose step no tool call has",
-        )
+def _ranked(
+    fields: Mapping[str, Any], *, keep_time: bool = False
+) -> Callable[[NodeRecord], Mapping[str, Any]]:
+    """The update of a stored step by an observation's ``fields``: all of them when the
+    observation ranks higher than the one stored (``observation_rank``), else none. A step's
+    key can be observed by an execution and by a tool call (a subagent's steps share
+    ``<scope>:exec:<ref>``; a ``taskId`` may be ``subtask:<executionId>``): whichever ranks
+    higher holds it, in any order (SPEC §3.9). ``keep_time``: the observation's time is only
+    when it arrived (a search without ``retrievedAt``), so a step already stored keeps its
+    own: sent again, the search changes nothing."""
+
+    def update(old: NodeRecord) -> Mapping[str, Any]:
+        own = dict(fields)
+        if keep_time:
+            own |= {name: old.get(name) for name in ("finished_at", "chain_at")}
+        return own if wins(observation_rank(own), observation_rank(old.props)) else {}
+
+    return update
 
 
 async def _merge_step(
@@ -480,9 +477,7 @@ def _tool_call_plan(e: ToolCallObserved) -> ReadPlan:
     key = _tool_call_key(e)
     scope = scope_key(parent) if parent else None
     at = iso(e.retrieved_at or e.received_at)
-    step = node_id(Label.TOOL_CALL, key)
-    plan = PlanBuilder(e.session_id).step(step, scope, at)
-    plan.adjacency(step, EdgeType.PRODUCES, Direction.OUT)
+    plan = PlanBuilder(e.session_id).step(node_id(Label.TOOL_CALL, key), scope, at)
     for link in _unique_links(e.products):
         paper = node_id(Label.PAPER, link, e.session_id)
         plan.adjacency(paper, EdgeType.PRODUCES, Direction.IN)
@@ -520,13 +515,14 @@ async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
         "result_count": count,
         "turn_id": e.turn_id,
     }
-    rank = observation_rank(fields)
-
-    def newer(old: NodeRecord) -> Mapping[str, Any]:
-        return fields if wins(rank, observation_rank(old.props)) else {}
-
-    await _check_step_kind(writer, key, e.session_id, None)
-    call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, fields, newer)
+    call, _ = await _merge_step(
+        writer,
+        Label.TOOL_CALL,
+        key,
+        e.session_id,
+        fields,
+        _ranked(fields, keep_time=not e.retrieved_at),
+    )
     for link, product in links.items():
         await _record_paper(writer, e.session_id, call.id, link, product, at)
 

@@ -179,7 +179,7 @@ _OTHER_STEPS = ("subagent:", "mcp:")
 # in ``#v<digits>``; those that are a whole key, which a lookup reads as a global id when it
 # begins with a label; a subagent's, inside its steps' keys.
 _SUBAGENT_IDS = frozenset({"subagent_id", "parent_subagent_id"})
-_LOOSE_KEYS = frozenset({"execution_id", "artifact_id"})
+_LOOSE_KEYS = frozenset({"execution_id", "artifact_id", "goal_id", "file_id"})
 _KEY_IDS = _LOOSE_KEYS | _SUBAGENT_IDS | {"task_id", "invocation_id"}
 _GLOBAL_ID_HEADS = tuple(f"{label.value}:" for label in Label)
 STEP_PREFIX = "subtask:"
@@ -192,9 +192,11 @@ def check_key_form(name: str, value: str, path: str) -> None:
     """Refuse an id whose key a lookup would read as another kind of node's (SPEC §2.1), so
     that one key names one kind of node: an id ending in a version suffix
     (``<artifactId>#v<n>`` names version n of an artifact); an ``executionId`` or
-    ``artifactId`` of a global id's form (``<Label>:…``); a ``taskId`` not of a tool call's key
-    form (``subtask:…``), or of a subagent's; an ``executionId`` whose Code's key would be a
-    tool call's, or whose tool call's key another kind of step's; a subagent id holding a
+    ``artifactId`` of a global id's form (``<Label>:…``) or of a tool call's key; a ``taskId``
+    not of a tool call's key form (``subtask:…``), or of a subagent's; a ``goalId`` or
+    ``fileId`` of a tool call's or the other's form; an ``executionId`` whose tool call's key
+    would be another
+    kind of step's; a subagent id holding a
     step's separator (``:exec:``); and a new node's key of the form of a goal's or an upload's
     key. ``import-graph`` applies the same rules to the keys of the nodes these ids name
     (``resolvers.integrity``)."""
@@ -206,9 +208,12 @@ def check_key_form(name: str, value: str, path: str) -> None:
         raise InvalidInputError(
             path, "must not begin with a label and a colon (`<Label>:…` is a node's global id)"
         )
-    if name == "execution_id" and value.startswith(STEP_PREFIX):
+    if name in _LOOSE_KEYS and value.startswith(STEP_PREFIX):
+        raise InvalidInputError(path, f"must not begin with {STEP_PREFIX}: a tool call's key")
+    others = [head for key, head in _SESSION_KEYS.items() if key != name]
+    if name in _SESSION_KEYS and value.startswith((STEP_PREFIX, *others)):
         raise InvalidInputError(
-            path, f"must not begin with {STEP_PREFIX}: its Code's key would be a tool call's"
+            path, "must not take the form of a tool call's or another kind's key"
         )
     if name in _SUBAGENT_IDS and CHILD_SEPARATOR in value:
         raise InvalidInputError(

@@ -22,7 +22,7 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Any, ClassVar, Final, TypeAlias, TypeVar
 
 from resolvers.errors import InvalidInputError
-from resolvers.validate import check_characters, check_unicode
+from resolvers.validate import MAX_ID_LENGTH, check_characters, check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -31,7 +31,7 @@ MAX_TEXT = 20_000
 MAX_TAGS = 50
 MAX_TAG = 100
 MAX_LIST = 200
-MAX_SESSION_ID = 200
+MAX_SESSION_ID = MAX_ID_LENGTH  # any session id the graph takes
 
 _ID_NAMESPACE = uuid.UUID("6f1c1f0e-5b7a-4d0e-9a43-3c6a2a8f7e10")
 
@@ -186,6 +186,8 @@ def _check_new(record: MemoryRecord) -> None:
         for name, values in fields.items():
             for value in values:
                 check_characters(value, f"{kind}.{name}", single_line=single_line)
+                if single_line and "\t" in value:
+                    raise InvalidInputError(f"{kind}.{name}", "contains control characters")
 
 
 def record_id(record: MemoryRecord) -> str:

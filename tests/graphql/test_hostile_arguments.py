@@ -187,6 +187,11 @@ async def test_a_new_nodes_key_of_the_form_of_a_goals_or_an_uploads_is_refused(
         ("subagentId", "sa:exec:e1"),  # its scope's key is step e1 of subagent sa
         ("parentSubagentId", "sa:exec:e1"),
         ("subagentId", "sb#v2"),
+        ("artifactId", "subtask:a7"),  # a tool call's key
+        ("goalId", "subtask:g3"),
+        ("goalId", "source_file:session:s1:a"),  # an upload's
+        ("fileId", "goal:session:s1"),  # a goal's
+        ("fileId", "Code:x"),  # a global id's form
         ("executionId", "e1 "),  # a key is matched exactly: the space would hide it
         ("executionId", "\u00a0e1"),
         ("taskId", "subtask:q1\t"),
@@ -211,6 +216,10 @@ async def test_a_step_key_of_another_kind_of_step_is_refused(
         answer = await b.execution(gql, "s1", "e3", parentSubagentId=key)
     elif field == "sessionId":
         answer = await b.execution(gql, key, "e4")
+    elif field == "goalId":
+        answer = await b.first_message(gql, "s1", goalId=key)
+    elif field == "fileId":
+        answer = await b.upload(gql, "s1", "a.csv", fileId=key)
     else:
         answer = await b.execution(gql, "s1", key)
     path = field if field == "sessionId" else f"input.{field}"
@@ -221,32 +230,33 @@ async def test_a_step_key_of_another_kind_of_step_is_refused(
 
 @pytest.mark.parametrize("parent", [None, "sa"])
 @pytest.mark.parametrize("execution_first", [True, False])
-async def test_an_execution_and_a_tool_call_of_one_step_key_are_not_merged(
+async def test_an_execution_and_a_tool_call_of_one_step_key_give_one_step_in_any_order(
     gql: GraphQLClient, parent: str | None, execution_first: bool
 ) -> None:
-    # Merged, the step would take the type, status and times of whichever came last.
+    # A subagent's steps share ``<scope>:exec:<ref>``; a taskId may be subtask:<executionId>.
+    # The step is the higher-ranked observation's (the search, finished later) whichever came
+    # first; the Code and the Paper are both its products, and nothing is refused.
     extra: dict[str, Any] = {"parentSubagentId": parent} if parent else {}
+    step = f"ToolCall:subtask:subagent:{parent}:exec:e1" if parent else "ToolCall:subtask:e1"
     await b.subagent(gql, "s1", "sa")
 
     async def run() -> dict[str, Any]:
-        return await b.execution(gql, "s1", "e1", **extra)
+        return await b.execution(gql, "s1", "e1", 10, **extra)
 
     async def search() -> dict[str, Any]:
-        papers = [b.paper("https://a.org/p")]
-        return await b.tool_call(
-            gql, "s1", "subtask:mcp:e1" if parent else "subtask:e1", papers=papers, **extra
-        )
+        task = "subtask:mcp:e1" if parent else "subtask:e1"
+        return await b.tool_call(gql, "s1", task, 20, papers=[b.paper("https://a.org/p")], **extra)
 
-    first, second = (run, search) if execution_first else (search, run)
-    assert (await first())["__typename"] == "Observed"
-    before = await b.subgraph(gql, "s1")
-    answer = await second()
+    for send in (run, search) if execution_first else (search, run):
+        assert (await send())["__typename"] == "Observed"
 
-    field = "input.taskId" if execution_first else "input.executionId"
-    assert (answer["__typename"], answer["field"]) == ("InvalidInput", field)
-    assert "step" in answer["message"]
-    assert await b.subgraph(gql, "s1") == before
-    assert (await first())["__typename"] == "Observed"  # the first stays its own
+    graph = await b.subgraph(gql, "s1")
+    assert b.props_of(graph, step)["tool_type"] == "search"
+    assert b.props_of(graph, step)["finished_at"].startswith(b.at(20)[:19])
+    assert b.edges_of(graph, "PRODUCES") == {
+        (step, "Code:e1"),
+        (step, "Paper:s1|https://a.org/p"),
+    }
 
 
 async def test_a_node_id_is_matched_as_sent(gql: GraphQLClient, store: GraphStore) -> None:

@@ -59,6 +59,13 @@ EVENTS: dict[str, Callable[[GraphQLClient], Awaitable[dict[str, Any]]]] = {
     "child tool call": lambda gql: b.tool_call(
         gql, "s1", "subtask:mcp:q2", 21, papers=[b.paper("x.org/c")], parentSubagentId="sub-1"
     ),
+    # Its time is when it arrived: sent again, it keeps the first one's.
+    "untimed search": lambda gql: b.tool_call(
+        gql, "s1", "subtask:mcp:q3", papers=[b.paper("x.org/e")], retrievedAt=None
+    ),
+    "untimed mcp search": lambda gql: b.mcp_search(
+        gql, "s1", "inv-2", records=[{"url": "x.org/f"}], retrievedAt=None
+    ),
     "mcp search": lambda gql: b.mcp_search(
         gql, "s1", "inv-1", 22, records=[{"url": "x.org/d", "title": "D"}]
     ),

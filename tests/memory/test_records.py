@@ -66,6 +66,7 @@ NOW = dt.datetime.now(dt.UTC).date()  # the real today: "tomorrow" is the machin
         (pitfall(context="c\x00"), "pitfall.context"),
         (finding(sources=("a", "b\x9b")), "finding.sources"),
         (finding(session_id="s\x07"), "finding.sessionId"),
+        (finding(tags=("a\tb",)), "finding.tags"),
     ],
 )
 def test_a_new_record_out_of_the_date_range_or_with_control_characters_is_refused(

@@ -149,6 +149,10 @@ SPELLINGS: dict[str, list[str]] = {
     # A host in Unicode is its punycode; a path's escapes have one form.
     "https://xn--bcher-kva.example/x": ["https://bücher.example/x", "https://BÜCHER.example/x/"],
     "https://x.org/~user": ["https://x.org/%7Euser", "https://x.org/%7euser/"],
+    "https://example.jp/paper": ["https://example.jp。/paper", "https://example.jp\uff0e/paper"],
+    "https://xn--strae-oqa.de/a": ["https://straße.de/a"],  # UTS #46: not strasse.de
+    "https://x.org/q?x=%C3%A9&q=~": ["https://x.org/q?x=é&q=%7e", "x.org/q?x=%c3%a9&q=~"],
+    "https://doi.org/10.1000/x%231": ["https://doi.org/10.1000/x%231", "doi.org/10.1000/X%231"],
     "https://x.org/a%2Fb": ["https://x.org/a%2fb"],
     "https://x.org/caf%C3%A9%20au%20lait": [
         "https://x.org/café au lait",
@@ -212,6 +216,12 @@ DISTINCT = [
     "https://x.org:8080/a",
     "https://[::1]/a",
     "https://[::2]/a",
+    "https://strasse.de/a",
+    "https://straße.de/a",
+    "https://doi.org/10.1000/x%231",  # a DOI holding a # (escaped in its URL)
+    "https://doi.org/10.1000/x%232",
+    "https://x.org/q?a=b+c",  # a + in a query is not a space's escape for every server
+    "https://x.org/q?a=b%20c",
     "https://x.org/a%2Fb",  # an escaped slash is not a path separator
     "https://x.org/a/b",
     "https://x.org/caf%C3%A9",
