@@ -38,6 +38,7 @@ Decisions:
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
@@ -79,6 +80,7 @@ _SCHEME = re.compile(r"^([a-z][a-z0-9+-]*):(.*)$", re.IGNORECASE)
 _HOST_PORT = re.compile(r"^\d+(?:[/?#]|$)")
 _TRACKING = re.compile(r"^(utm_.*|fbclid|gclid)$", re.IGNORECASE)
 _DEFAULT_PORTS = {"https": 443, "http": 80}
+_WEB_SCHEME = re.compile(r"^(https?):/?(?!/)", re.IGNORECASE)  # one slash or none
 
 
 def normalize_link(raw: str) -> str:
@@ -208,6 +210,7 @@ def _url(raw: str) -> str:
 
     A link ``urlsplit`` refuses (e.g. an unclosed ``[``) is kept as written: it can still be
     stored and looked up, it just has no other spelling."""
+    raw = _WEB_SCHEME.sub(lambda found: found.group(1) + "://", raw)  # ``https:/x.org``
     link = raw if "://" in raw else "https://" + raw.lstrip("/")
     try:
         parts = urlsplit(link)
@@ -218,7 +221,7 @@ def _url(raw: str) -> str:
     host = (parts.hostname or "").rstrip(".")
     if not host or host.isdigit():
         return ""  # no host (``https://``, ``?a=1``, ``https:///x``) or a number (``10.``)
-    host = f"[{host}]" if ":" in host else _ascii_host(host)
+    host = f"[{_ipv6(host)}]" if ":" in host else _ascii_host(host)
     if port is not None and port != _DEFAULT_PORTS.get(scheme) and port != 443:
         host = f"{host}:{port}"
     query = "&".join(
@@ -229,6 +232,14 @@ def _url(raw: str) -> str:
     scheme = "https" if scheme == "http" else scheme
     path = _PERCENT.sub(_percent, _RAW.sub(_escaped, parts.path)).rstrip("/")
     return urlunsplit((scheme, host, path, query, ""))
+
+
+def _ipv6(host: str) -> str:
+    """An IPv6 address in its one (compressed) form: ``0:0:0:0:0:0:0:1`` is ``::1``."""
+    try:
+        return ipaddress.IPv6Address(host).compressed
+    except ValueError:
+        return host
 
 
 def _ascii_host(host: str) -> str:

@@ -142,7 +142,8 @@ SPELLINGS: dict[str, list[str]] = {
     ],
     "https://x.org/a?flag": ["https://x.org/a?flag", "https://x.org/a/?flag#s", "x.org/a?flag"],
     "https://x.org/a?page=2&id=7": ["https://x.org/a?utm_medium=m&page=2&UTM_source=s&id=7"],
-    "https://[::1]/a": ["https://[::1]/a", "http://[::1]:80/a", "[::1]/a"],
+    "https://[::1]/a": ["https://[::1]/a", "http://[::1]:80/a", "[::1]/a", "https://[0:0::0:1]/a"],
+    "https://e.com/a": ["https:/e.com/a", "HTTP:e.com/a"],  # a slash missing
     "https://[2001:db8::1]:8443/p": ["https://[2001:DB8::1]:8443/p/"],
     "https://localhost:8000/a": ["localhost:8000/a", "http://localhost:8000/a"],
     "https://x.org:8080/A": ["x.org:8080/A", "http://X.org:8080/A/"],
