@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import datetime
+import re
 import shutil
 import sys
 import unicodedata
@@ -212,7 +213,10 @@ def _print_lines(lines: Sequence[str], indent: str = "") -> None:
 
 
 def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Aligned columns (CJK counted as two cells); the last column is cut to the terminal."""
+    """Aligned columns (CJK counted as two cells); the last column is cut to the terminal.
+    A control character of a cell is shown escaped (``\x1b``), a line break or tab as a
+    space: a record stored before they were refused would otherwise drive the terminal."""
+    rows = [[_CONTROL.sub(_shown, cell) for cell in row] for row in rows]
     widths = [max(_width(cell) for cell in column) for column in zip(headers, *rows, strict=True)]
     room = max(shutil.get_terminal_size((120, 24)).columns - sum(widths[:-1]) - 2 * len(widths), 20)
     lines = []
@@ -220,6 +224,14 @@ def _table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
         cells = [_pad(cell, width) for cell, width in zip(row[:-1], widths, strict=False)]
         lines.append("  ".join([*cells, _cut(row[-1], room)]))
     return lines
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _shown(control: re.Match[str]) -> str:
+    character = control.group(0)
+    return " " if character in "\t\n\r" else f"\\x{ord(character):02x}"
 
 
 def _width(text: str) -> int:

@@ -71,6 +71,20 @@ def test_recall_prints_matches_grouped_by_type(
     ]
 
 
+def test_recall_shows_a_stored_control_character_escaped(
+    settings: Settings, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # Stored before control characters were refused: printed raw, ESC [2J clears the screen.
+    seed(settings, record("finding", "imp\u001b[2J", finding="TP53\nloss\u0000"))
+
+    assert main(settings, "recall", "tp53") == 0
+
+    out = capsys.readouterr().out
+    assert "\x1b" not in out
+    assert "\x00" not in out
+    assert "  2025-06-01  imp\\x1b[2J  TP53 loss\\x00 — relapse" in out.splitlines()
+
+
 def test_recall_by_type_and_limit_says_how_many_are_shown(
     settings: Settings, capsys: pytest.CaptureFixture[str]
 ) -> None:
