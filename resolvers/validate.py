@@ -175,12 +175,13 @@ def names_other_session(name: str, value: str, session_id: str) -> bool:
 
 # What an ``executionId`` may not begin with: ``subtask:<executionId>`` would be another step's.
 _OTHER_STEPS = ("subagent:", "mcp:")
-# Ids that are (the end of) a node's key, which a lookup by key reads as a version when it ends
-# in ``#v<digits>``; those that are a whole key, which a lookup reads as a global id when it
-# begins with a label; a subagent's, inside its steps' keys.
+# Ids that end a node's key, which a lookup by key reads as a version when it ends in
+# ``#v<digits>`` (a goal's and an upload's keys end in a session id or a path: not theirs);
+# ids that are a whole key, which a lookup reads as a global id when it begins with a label, or
+# as a tool call's when it begins ``subtask:``; a subagent's, inside its steps' keys.
 _SUBAGENT_IDS = frozenset({"subagent_id", "parent_subagent_id"})
 _LOOSE_KEYS = frozenset({"execution_id", "artifact_id", "goal_id", "file_id"})
-_KEY_IDS = _LOOSE_KEYS | _SUBAGENT_IDS | {"task_id", "invocation_id"}
+_KEY_IDS = _SUBAGENT_IDS | {"execution_id", "artifact_id", "task_id", "invocation_id"}
 _GLOBAL_ID_HEADS = tuple(f"{label.value}:" for label in Label)
 STEP_PREFIX = "subtask:"
 # Fields whose value is (the start of) a new node's key: a goal's or an upload's key form there
@@ -191,14 +192,13 @@ _NEW_KEYS = frozenset({"task_id", "execution_id", "artifact_id"})
 def check_key_form(name: str, value: str, path: str) -> None:
     """Refuse an id whose key a lookup would read as another kind of node's (SPEC §2.1), so
     that one key names one kind of node: an id ending in a version suffix
-    (``<artifactId>#v<n>`` names version n of an artifact); an ``executionId`` or
-    ``artifactId`` of a global id's form (``<Label>:…``) or of a tool call's key; a ``taskId``
-    not of a tool call's key form (``subtask:…``), or of a subagent's; a ``goalId`` or
-    ``fileId`` of a tool call's or the other's form; an ``executionId`` whose tool call's key
-    would be another
-    kind of step's; a subagent id holding a
-    step's separator (``:exec:``); and a new node's key of the form of a goal's or an upload's
-    key. ``import-graph`` applies the same rules to the keys of the nodes these ids name
+    (``<artifactId>#v<n>`` names version n of an artifact); an ``executionId``,
+    ``artifactId``, ``goalId`` or ``fileId`` of a global id's form (``<Label>:…``) or of a
+    tool call's key (``subtask:…``); a ``taskId`` not of a tool call's key form, or of a
+    subagent's; a ``goalId`` or ``fileId`` of the other's form; an ``executionId`` whose tool
+    call's key would be another kind of step's; a subagent id holding a step's separator
+    (``:exec:``); and a new node's key of the form of a goal's or an upload's key.
+    ``import-graph`` applies the same rules to the keys of the nodes these ids name
     (``resolvers.integrity``)."""
     if name in _KEY_IDS and split_artifact_key(value)[1] is not None:
         raise InvalidInputError(
@@ -210,11 +210,9 @@ def check_key_form(name: str, value: str, path: str) -> None:
         )
     if name in _LOOSE_KEYS and value.startswith(STEP_PREFIX):
         raise InvalidInputError(path, f"must not begin with {STEP_PREFIX}: a tool call's key")
-    others = [head for key, head in _SESSION_KEYS.items() if key != name]
-    if name in _SESSION_KEYS and value.startswith((STEP_PREFIX, *others)):
-        raise InvalidInputError(
-            path, "must not take the form of a tool call's or another kind's key"
-        )
+    other = [head for key, head in _SESSION_KEYS.items() if key != name]
+    if name in _SESSION_KEYS and value.startswith(tuple(other)):
+        raise InvalidInputError(path, f"must not take the form of another kind's key ({other[0]}…)")
     if name in _SUBAGENT_IDS and CHILD_SEPARATOR in value:
         raise InvalidInputError(
             path,
