@@ -307,15 +307,33 @@ def _ranked(
     ``<scope>:exec:<ref>``; a ``taskId`` may be ``subtask:<executionId>``): whichever ranks
     higher holds it, in any order (SPEC §3.9). ``keep_time``: the observation's time is only
     when it arrived (a search without ``retrievedAt``), so a step already stored keeps its
-    own: sent again, the search changes nothing."""
+    own if it was stored by such a search too (``result_count`` and no ``retrieved_at``):
+    sent again, the search changes nothing."""
 
     def update(old: NodeRecord) -> Mapping[str, Any]:
-        own = dict(fields)
-        if keep_time:
+        own = dict.fromkeys(_STEP_FIELDS) | dict(fields)  # all of an observation replaced
+        if keep_time and old.get("result_count") is not None and not old.get("retrieved_at"):
             own |= {name: old.get(name) for name in ("finished_at", "chain_at")}
         return own if wins(observation_rank(own), observation_rank(old.props)) else {}
 
     return update
+
+
+# The fields of a step that an execution or a tool call observes: one that ranks higher
+# replaces them all (those it does not have are erased), whichever kind stored the others.
+_STEP_FIELDS = (
+    "tool_type",
+    "tool_name",
+    "source",
+    "started_at",
+    "finished_at",
+    "retrieved_at",
+    "parent_subtask_id",
+    "chain_at",
+    "status",
+    "result_count",
+    "turn_id",
+)
 
 
 async def _merge_step(

@@ -259,6 +259,50 @@ async def test_an_execution_and_a_tool_call_of_one_step_key_give_one_step_in_any
     }
 
 
+STEP_SHARED = "ToolCall:subtask:subagent:sa:exec:x"
+
+
+@pytest.mark.parametrize("order", [(0, 1, 2), (0, 2, 1), (2, 0, 1)])
+async def test_a_shared_step_holds_one_observation_whole_in_any_order(
+    gql: GraphQLClient, order: tuple[int, ...]
+) -> None:
+    # The execution finished last holds the step: nothing of the search (its count, its
+    # retrieval time, its source) stays beside it, whichever order they came in.
+    await b.subagent(gql, "s1", "sa")
+    sends = [
+        lambda: b.execution(gql, "s1", "x", 5, parentSubagentId="sa"),
+        lambda: b.execution(gql, "s1", "x", 9, parentSubagentId="sa"),
+        lambda: b.mcp_search(gql, "s1", "x", 7, parentSubagentId="sa", records=[]),
+    ]
+    for index in order:
+        assert (await sends[index]())["__typename"] == "Observed"
+
+    props = b.props_of(await b.subgraph(gql, "s1"), STEP_SHARED)
+    assert (props["tool_type"], props["tool_name"]) == ("execution", "run_python")
+    assert {"result_count", "retrieved_at", "source"}.isdisjoint(props)
+
+
+@pytest.mark.parametrize("search_first", [True, False])
+async def test_an_untimed_search_on_an_executions_step_is_placed_when_it_arrived(
+    gql: GraphQLClient, search_first: bool
+) -> None:
+    # Its time is its arrival (SPEC §4), later than the execution's in either order: it holds
+    # the step both ways.
+    await b.subagent(gql, "s1", "sa")
+    sends = [
+        lambda: b.execution(gql, "s1", "x", 5, parentSubagentId="sa"),
+        lambda: b.mcp_search(
+            gql, "s1", "x", parentSubagentId="sa", retrievedAt=None, records=[{"url": "x.org/p"}]
+        ),
+    ]
+    for send in reversed(sends) if search_first else sends:
+        assert (await send())["__typename"] == "Observed"
+
+    props = b.props_of(await b.subgraph(gql, "s1"), STEP_SHARED)
+    assert props["tool_type"] == "search"
+    assert props["finished_at"] > b.at(5)
+
+
 async def test_a_node_id_is_matched_as_sent(gql: GraphQLClient, store: GraphStore) -> None:
     # A key an older write stored with a trailing space is found by exactly that id, and
     # only by it.
