@@ -448,7 +448,8 @@ class CleanupLedger(Protocol):
         ...
 
     async def artifacts_cleaned_at(self, artifact_ids: Sequence[str]) -> dict[str, datetime]:
-        """When a cleanup last deleted each of ``artifact_ids`` that one ever deleted."""
+        """When a cleanup last deleted each of ``artifact_ids`` that one ever deleted (read
+        without a lock)."""
         ...
 
 

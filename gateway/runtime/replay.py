@@ -172,7 +172,10 @@ async def _take(store: GraphStore, tx: GraphTransaction, events: Sequence[Event]
 
 
 async def _cleanups(tx: GraphTransaction, events: Sequence[Event]) -> Cleanups:
-    """The cleanups of what ``events`` (of one session) name, read under their locks."""
+    """The cleanups of what ``events`` (of one session) name: the session's and the projects'
+    read under their locks; the Artifacts' tombstones without one (there is no node to lock
+    for an Artifact never deleted), so a project cleanup that commits between this read and
+    the batch's write of one of its Artifacts is not seen."""
     if not isinstance(tx, CleanupLedger):
         return Cleanups()
     projects = {project for event in events for project in project_artifacts_of(event).values()}
