@@ -8,6 +8,7 @@ Which observation's facts a node keeps is decided by ``resolvers.merging``.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -246,7 +247,7 @@ async def _execution(writer: Writer, e: ExecutionObserved) -> None:
         writer, e, key, stored, (rank, call_fields["parent_subtask_id"] or "")
     )
     if call is None:
-        update = _ranked(call_fields)
+        update = _ranked(call_fields, call=False)
         call, _ = await _merge_step(writer, Label.TOOL_CALL, key, e.session_id, call_fields, update)
     code, _ = await writer.merge_node(
         Label.CODE,
@@ -295,11 +296,15 @@ async def _other_scope(
         if not await writer.tx.expand([other.id], EdgeType.PRODUCES, Direction.OUT):
             await unlink_step(writer, other)  # the execution's alone: it goes
             await writer.tx.delete_node(other.id)
+        elif (aside := _call_aside(other.props)) is not None:  # a tool call's: given back
+            restored = other.with_props(**aside, **{CALL_OBSERVATION: None})
+            await writer.replace_node(restored)
+            await place_step(writer, restored, other)
     return None
 
 
 def _ranked(
-    fields: Mapping[str, Any], *, keep_time: bool = False
+    fields: Mapping[str, Any], *, call: bool, keep_time: bool = False
 ) -> Callable[[NodeRecord], Mapping[str, Any]]:
     """The update of a stored step by an observation's ``fields``: all of them when the
     observation ranks higher than the one stored (``observation_rank``), else none. A step's
@@ -308,15 +313,57 @@ def _ranked(
     higher holds it, in any order (SPEC §3.9). ``keep_time``: the observation's time is only
     when it arrived (a search without ``retrievedAt``), so a step already stored keeps its
     own if it was stored by such a search too (``result_count`` and no ``retrieved_at``):
-    sent again, the search changes nothing."""
+    sent again, the search changes nothing.
+
+    ``call``: the observation is a tool call's. While an execution's observation holds the
+    step, the highest-ranked tool call's is kept aside (``CALL_OBSERVATION``), so that the step
+    can be given back to it if the execution moves to another scope (``_other_scope``)."""
 
     def update(old: NodeRecord) -> Mapping[str, Any]:
-        own = dict.fromkeys(_STEP_FIELDS) | dict(fields)  # all of an observation replaced
-        if keep_time and old.get("result_count") is not None and not old.get("retrieved_at"):
-            own |= {name: old.get(name) for name in ("finished_at", "chain_at")}
-        return own if wins(observation_rank(own), observation_rank(old.props)) else {}
+        own = _timed(dict.fromkeys(_STEP_FIELDS) | dict(fields), old.props, keep_time)
+        held_by_call = old.get("result_count") is not None
+        if wins(observation_rank(own), observation_rank(old.props)):
+            if call:
+                return own | {CALL_OBSERVATION: None}
+            aside = (
+                json.dumps(_step_fields(old.props)) if held_by_call else old.get(CALL_OBSERVATION)
+            )
+            return own | {CALL_OBSERVATION: aside}
+        if call and not held_by_call:
+            aside = _call_aside(old.props)
+            if aside is not None:
+                own = _timed(own, aside, keep_time)
+            if aside is None or wins(observation_rank(own), observation_rank(aside)):
+                return {CALL_OBSERVATION: json.dumps(own)}
+        return {}
 
     return update
+
+
+def _timed(own: dict[str, Any], stored: Mapping[str, Any], keep_time: bool) -> dict[str, Any]:
+    """``own`` with the times of ``stored`` when both are searches without ``retrievedAt``."""
+    if keep_time and stored.get("result_count") is not None and not stored.get("retrieved_at"):
+        return own | {name: stored.get(name) for name in ("finished_at", "chain_at")}
+    return own
+
+
+def _step_fields(props: Mapping[str, Any]) -> dict[str, Any]:
+    return {name: props.get(name) for name in _STEP_FIELDS}
+
+
+def _call_aside(props: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The tool call's observation kept aside on a step, ``None`` when there is none (or
+    what is stored is not one: a step's fields as a JSON object)."""
+    try:
+        aside = json.loads(props.get(CALL_OBSERVATION) or "null")
+    except (TypeError, ValueError):
+        return None
+    return _step_fields(aside) if isinstance(aside, dict) else None
+
+
+# A step an execution's observation holds keeps the tool call's it replaced (or that ranked
+# lower) here, as JSON text: a property like any other, so every backend stores it.
+CALL_OBSERVATION = "call_observation"
 
 
 # The fields of a step that an execution or a tool call observes: one that ranks higher
@@ -539,7 +586,7 @@ async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
         key,
         e.session_id,
         fields,
-        _ranked(fields, keep_time=not e.retrieved_at),
+        _ranked(fields, call=True, keep_time=not e.retrieved_at),
     )
     for link, product in links.items():
         await _record_paper(writer, e.session_id, call.id, link, product, at)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import base64
 import dataclasses
+import itertools
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -301,6 +302,38 @@ async def test_an_untimed_search_on_an_executions_step_is_placed_when_it_arrived
     props = b.props_of(await b.subgraph(gql, "s1"), STEP_SHARED)
     assert props["tool_type"] == "search"
     assert props["finished_at"] > b.at(5)
+
+
+@pytest.mark.parametrize("order", list(itertools.permutations(range(3))))
+async def test_an_execution_moving_out_gives_its_step_back_to_the_tool_call(
+    gql: GraphQLClient, order: tuple[int, ...]
+) -> None:
+    # Observed at the top level (finished at 5), the execution holds the step it shares with
+    # the tool call (retrieved at 3); observed later in a subagent (finished at 7), it moves
+    # there. The step is then the tool call's, at 3 in the chain, before step y (at 4), in
+    # every order: as if the execution had never been at the top level.
+    await b.first_message(gql, "s1")
+    await b.execution(gql, "s1", "y", 4)
+    sends = [
+        lambda: b.execution(gql, "s1", "x", 5),
+        lambda: b.tool_call(gql, "s1", "subtask:x", 3, papers=[b.paper("https://a.org/p")]),
+        lambda: b.execution(gql, "s1", "x", 7, parentSubagentId="sa"),
+    ]
+    for index in order:
+        assert (await sends[index]())["__typename"] == "Observed"
+
+    graph = await b.subgraph(gql, "s1")
+    props = b.props_of(graph, "ToolCall:subtask:x")
+    assert props["tool_type"] == "search"
+    assert props["finished_at"].startswith(b.at(3)[:19])
+    assert {"started_at", "call_observation"}.isdisjoint(props)
+    assert b.edges_of(graph, "PRODUCES") >= {
+        ("ToolCall:subtask:x", "Paper:s1|https://a.org/p"),
+        ("ToolCall:subtask:subagent:sa:exec:x", "Code:x"),
+    }
+    assert ("ToolCall:subtask:x", "Code:x") not in b.edges_of(graph, "PRODUCES")
+    chain = await b.session_chain(gql, "s1")
+    assert chain.index("ToolCall:subtask:x") < chain.index("ToolCall:subtask:y")
 
 
 async def test_a_node_id_is_matched_as_sent(gql: GraphQLClient, store: GraphStore) -> None:
