@@ -125,6 +125,8 @@ def check_edge(edge_type: str, source: NodeRecord, target: NodeRecord, chains: C
 
 
 def check_node(label: Label, key: str, session: str, props: dict[str, Any], seq: int) -> None:
+    """Refuse (``ValueError``, or ``InvalidInputError`` naming the key) a node the graph model
+    does not hold. The forms the API refuses in ids are checked apart (``check_key_forms``)."""
     if not isinstance(props, dict):
         raise ValueError(f"'props' must be an object, not {type(props).__name__}")
     named = _KEY_PROPERTY.get(label)
@@ -139,17 +141,20 @@ def check_node(label: Label, key: str, session: str, props: dict[str, Any], seq:
     if label is Label.TASK and props.get("task_type") != SUBAGENT_TASK_TYPE:
         raise ValueError(f"a Task is a subagent's scope: 'task_type' {props.get('task_type')!r}")
     _check_scope(label, key, props)
-    _check_key_form(label, key, props)
     if seq > 0:
         _check_step(label, props)
 
 
-def _check_key_form(label: Label, key: str, props: dict[str, Any]) -> None:
+def check_key_forms(label: Label, key: str, props: dict[str, Any]) -> None:
     """The forms the API refuses in an id (``resolvers.validate.check_key_form``), refused in
-    the key that id becomes: a Code's key is its ``executionId``, a top-level tool call's its
-    ``taskId`` (or ``subtask:<executionId>``), an artifact's ``artifact_id`` its
-    ``artifactId``; and a subagent's scope is named ``subtask:subagent:<subagentId>``."""
-    if label is Label.CODE:
+    the key that id becomes (``InvalidInputError``): a Code's key is its ``executionId``, a
+    top-level tool call's its ``taskId`` (or ``subtask:<executionId>``), an artifact's
+    ``artifact_id`` its ``artifactId``, and a subagent's scope is named
+    ``subtask:subagent:<subagentId>``. Apart from ``check_node``: a graph written before a form
+    was refused holds it, and can be imported as it is."""
+    if label is Label.TASK and key.startswith(SCOPE_PREFIX):
+        check_key_form("subagent_id", key[len(SCOPE_PREFIX) :], f"the key {key!r}")
+    elif label is Label.CODE:
         check_key_form("execution_id", key, f"the key {key!r}")
     elif label is Label.TOOL_CALL and props.get("parent_subtask_id") is None:
         check_key_form("task_id", key, f"the key {key!r}")
@@ -167,7 +172,6 @@ def _check_scope(label: Label, key: str, props: dict[str, Any]) -> None:
         if not key.startswith(SCOPE_PREFIX):
             raise ValueError(f"a subagent's scope's key is {SCOPE_PREFIX}<id>, not {key!r}")
         _check_id_part(key[len(SCOPE_PREFIX) :], key)
-        check_key_form("subagent_id", key[len(SCOPE_PREFIX) :], f"the key {key!r}")
         if parent is not None:
             raise ValueError("a subagent's scope has no 'parent_subtask_id'")
     if label is not Label.TOOL_CALL or parent is None:

@@ -71,6 +71,11 @@ def _parser() -> argparse.ArgumentParser:
         help="build the SQLite engine's graph of an empty data directory from export-graph lines",
     )
     import_graph.add_argument("source", type=Path, help="a file written by export-graph")
+    import_graph.add_argument(
+        "--old-key-forms",
+        action="store_true",
+        help="keep keys of forms the API now refuses in new ids (an older version's export)",
+    )
     import_graph.set_defaults(handler=import_graph_command)
     cli_memory.register(commands)
     cli_export.register(commands)
@@ -186,7 +191,9 @@ def import_graph_command(args: argparse.Namespace, settings: Settings) -> int:
     from gateway.stores.file.lock import StoreLockedError
 
     try:
-        count = asyncio.run(import_graph(settings.data_dir / "graph", args.source))
+        count = asyncio.run(
+            import_graph(settings.data_dir / "graph", args.source, old_key_forms=args.old_key_forms)
+        )
     except (OSError, ValueError, StoreLockedError) as exc:
         print(f"science-memory: {exc}", file=sys.stderr)
         return 1

@@ -108,14 +108,17 @@ def _write_lines(captured: Captured, output: Path) -> int:
     return count
 
 
-async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> int:
+async def import_graph(
+    directory: Path, source: Path, *, fsync: bool = True, old_key_forms: bool = False
+) -> int:
     """Build the SQLite database of an empty ``directory`` from JSON lines written by
     ``export_graph``; the number of records. Raises ``ValueError`` naming the line of a bad
     record (one holding a ``NaN`` or infinity, which JSON lacks, names the field too), of one
     holding a value no later read could answer or that two reads would disagree on
     (``gateway.stores.graph_lines``), and of an edge whose end no line defines or that the
     graph model refuses (``resolvers.integrity``); ``FileExistsError`` when the directory
-    already holds a graph. Nothing is built unless every line is good."""
+    already holds a graph. Nothing is built unless every line is good. ``old_key_forms``: keys
+    of forms the API refuses in new ids are kept (``check_record``)."""
 
     def build() -> int:
         if (directory / DATABASE_NAME).exists() or log_files(directory):
@@ -130,7 +133,7 @@ async def import_graph(directory: Path, source: Path, *, fsync: bool = True) -> 
                     continue
                 try:
                     op = decode(line)
-                    check_record(op)
+                    check_record(op, old_key_forms=old_key_forms)
                     check_finite(op, "")
                     apply_op(graph, op, strings)
                 except InvalidInputError as exc:

@@ -9,7 +9,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Final
 
-from resolvers.integrity import check_node
+from resolvers.errors import InvalidInputError
+from resolvers.integrity import check_key_forms, check_node
 from resolvers.records import Label, node_id
 from resolvers.validate import check_unicode
 from resolvers.values import GRAPHQL_INT
@@ -22,10 +23,12 @@ class RecordRefusedError(ValueError):
     """A well-formed record that the checks refuse, saying why."""
 
 
-def check_record(op: dict[str, Any]) -> None:
+def check_record(op: dict[str, Any], *, old_key_forms: bool = False) -> None:
     """Refuse (``RecordRefusedError``, or ``InvalidInputError`` naming the field) a record a
     read would fail on, or a node whose properties say something else than its key; a record
-    that is not one (a field missing, of another type) raises what reading it raised."""
+    that is not one (a field missing, of another type) raises what reading it raised.
+    ``old_key_forms``: a key of a form the API refuses in new ids is accepted (an older
+    version wrote it: a graph opened from its data directory still holds it)."""
     for name, value in op.items():
         _check_value(name, value, 1)
     kind = op.get("op")
@@ -44,6 +47,14 @@ def check_record(op: dict[str, Any]) -> None:
             check_node(label, op["key"], op["session"], op["props"], op["seq"])
         except ValueError as exc:
             raise RecordRefusedError(f"a {label} {op['key']!r}: {exc}") from exc
+        if not old_key_forms:
+            try:
+                check_key_forms(label, op["key"], op["props"])
+            except InvalidInputError as exc:
+                raise RecordRefusedError(
+                    f"{exc.message} (a graph an older version wrote may hold such keys: "
+                    "import it with --old-key-forms to keep them as they are)"
+                ) from exc
     elif kind == "q":
         _check_int("value", op["value"], lowest=0)
 

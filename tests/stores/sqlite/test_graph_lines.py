@@ -350,6 +350,53 @@ async def test_a_record_no_read_could_take_is_named_and_nothing_is_built(
     assert ("not a graph record" in str(refused.value)) == ("Recursion" in refusal)
 
 
+# Keys an older version wrote, of forms the API refuses in new ids since.
+OLD_KEYS = [
+    node_line("ToolCall:e0", seq=1, props=STEP),  # a taskId not beginning subtask:
+    node_line("Code:fig#v1"),  # an executionId ending in a version suffix
+    node_line("Code:Paper:x"),  # an executionId of a global id's form
+    node_line("Task:subtask:subagent:sa:exec:e1", seq=2, props=SUBAGENT),
+]
+
+
+@pytest.mark.parametrize("line", OLD_KEYS)
+async def test_a_key_an_older_version_wrote_is_kept_when_asked_for(
+    tmp_path: Path, line: str
+) -> None:
+    # Refused by default, saying how to keep it; kept as written with ``old_key_forms``.
+    source = tmp_path / "graph.jsonl"
+    source.write_text(line + "\n")
+    record = json.loads(line)
+
+    with pytest.raises(ValueError, match=r"line 1: .*--old-key-forms"):
+        await import_graph(tmp_path / "graph", source)
+    await import_graph(tmp_path / "graph", source, old_key_forms=True)
+    store = await SqliteStore.open(tmp_path / "graph")
+    (node,) = await store.get_nodes([record["id"]])
+    await store.aclose()
+
+    assert node is not None
+    assert (node.key, node.seq) == (record["key"], record["seq"])
+
+
+def test_the_import_command_keeps_old_key_forms_when_asked(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    settings = Settings(data_dir=tmp_path, file_engine="sqlite")
+    monkeypatch.setattr(cli, "load_settings", lambda: settings)
+    source = tmp_path / "graph.jsonl"
+    source.write_text("\n".join(OLD_KEYS) + "\n")
+
+    refused = cli.main(["import-graph", str(source)])
+    message = capsys.readouterr().err
+    kept = cli.main(["import-graph", "--old-key-forms", str(source)])
+
+    assert (refused, kept) == (1, 0)
+    assert "line 1: the key 'e0': must begin with subtask:" in message
+    assert "imported" in capsys.readouterr().out
+    assert (tmp_path / "graph" / "graph.sqlite3").exists()
+
+
 async def test_an_import_keeps_the_edges_in_line_order_and_counts_on_past_every_step(
     tmp_path: Path,
 ) -> None:
