@@ -14,7 +14,10 @@ interpreter (``python -m bench.embedded measure ENGINE DIR``), the other one idl
 * ingest with fsync on: 16 concurrent callers each applying a fresh session's events;
 * with ``--http ROUNDS``: a gateway started on a copy of each engine's directory, every read
   of ``bench.reads`` sent to both in turn (``bench.compare.alternate``), p50 over HTTP and its
-  ratio to the same gateway's ``{ __typename }``, as the targets are stated.
+  ratio to the same gateway's ``{ __typename }``, as the targets are stated;
+* with ``--http-ingest ROUNDS``: then the same two gateways each ingest 16 fresh sessions sent
+  by 16 callers over HTTP (``bench.ingest``, fsync on), the engines alternating ROUNDS times:
+  ingest as a control plane sees it, the log engine warm (its search index built).
 
 Prints a Markdown table and writes every number to ``<workdir>/embedded.json``.
 
@@ -43,6 +46,7 @@ from typing import TYPE_CHECKING, Any
 from bench.client import BenchError, Latency, http_client
 from bench.compare import alternate
 from bench.generate import generate_session, generate_sessions
+from bench.ingest import ingest
 from bench.preload import apply_session, preload
 from bench.reads import QUERIES, _once
 from bench.server import rss_of, running_gateway
@@ -238,8 +242,12 @@ async def _search_ready(client: httpx.AsyncClient, url: str, probe: Session) -> 
             await asyncio.sleep(1.0)
 
 
-async def _over_http(dirs: dict[str, Path], rounds: int) -> dict[str, Any]:
-    """p50 ms of every read over HTTP on each engine, the gateways answering in turn."""
+async def _over_http(
+    dirs: dict[str, Path], rounds: int, ingest_rounds: int = 0
+) -> tuple[dict[str, Any], dict[str, list[float]]]:
+    """p50 ms of every read over HTTP on each engine, the gateways answering in turn; then,
+    ``ingest_rounds`` times, each gateway's ingest of ``INGEST_CALLERS`` fresh sessions sent
+    by as many callers over HTTP (fsync on), the engines alternating: events per second."""
     probes = [generate_session(SEED, index) for index in range(PROBE_SESSIONS)]
     with tempfile.TemporaryDirectory(
         prefix="sm-engines-", dir=next(iter(dirs.values())).parent
@@ -256,10 +264,22 @@ async def _over_http(dirs: dict[str, Path], rounds: int) -> dict[str, Any]:
             for url in urls:  # steady state: the log engine builds its search index after /health
                 await _search_ready(client, url, probes[0])
             samples = await alternate(client, urls, QUERIES, probes, rounds, give_up=True)
-    return {
+            ingested: dict[str, list[float]] = {engine: [] for engine in dirs}
+            for number in range(ingest_rounds):
+                fresh = [
+                    generate_session(SEED, 20_000_000 + number * INGEST_CALLERS + index)
+                    for index in range(INGEST_CALLERS)
+                ]
+                for engine, url in zip(dirs, urls, strict=True):
+                    done = await ingest(client, url, fresh, INGEST_CALLERS)
+                    ingested[engine].append(done.per_second)
+                    print(f"{engine} ingest over HTTP: {done.per_second:,.0f}", file=sys.stderr)
+    reads = {
         engine: {name: Latency.of(values).p50 for name, values in side.items() if values}
         for engine, side in zip(dirs, samples, strict=True)
+        if rounds
     }
+    return reads, ingested
 
 
 def run(
@@ -271,6 +291,7 @@ def run(
     repeat: int,
     keep: bool,
     http_rounds: int = 0,
+    http_ingest: int = 0,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {"load_before": os.getloadavg(), "sizes": {}}
     for size in sizes:
@@ -285,15 +306,17 @@ def run(
                 measured["load_1min"] = os.getloadavg()[0]
                 built.setdefault("runs", {}).setdefault(engine, []).append(measured)
                 print(f"{engine} {size} #{number + 1}: {measured}", file=sys.stderr)
-        for engine, runs in built["runs"].items():
+        for engine, runs in built.get("runs", {}).items():
             built[engine] = {
                 key: statistics.median(run[key] for run in runs)
                 if isinstance(runs[0][key], float)
                 else runs[0][key]
                 for key in runs[0]
             }
-        if http_rounds:
-            built["http"] = asyncio.run(_over_http(dirs, http_rounds))
+        if http_rounds or http_ingest:
+            built["http"], built["http_ingest"] = asyncio.run(
+                _over_http(dirs, http_rounds, http_ingest)
+            )
             built["http_load_1min"] = os.getloadavg()[0]
         results["sizes"][size] = built
         if not keep:
@@ -323,7 +346,7 @@ def table(results: dict[str, Any]) -> str:
     header = "| | " + " | ".join(f"{s:,} log | {s:,} sqlite" for s in sizes) + " |"
     lines = [header, "|---" * (1 + 2 * len(sizes)) + "|"]
     for name, key, form in ROWS:
-        if any(key not in sizes[s][e] for s in sizes for e in ("log", "sqlite")):
+        if any(key not in sizes[s].get(e, {}) for s in sizes for e in ("log", "sqlite")):
             continue
         cells = [form.format(sizes[s][e][key]) for s in sizes for e in ("log", "sqlite")]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
@@ -331,17 +354,20 @@ def table(results: dict[str, Any]) -> str:
         lines.append(
             f"\n{s:,}: {built['nodes']:,} nodes, {built['events']:,} events, preload "
             f"{built['preload_s']:.0f} s, migration {built['migrate_s']:.1f} s, "
-            f"`tp53` hits {built['sqlite'].get('common_term_hits', '-')}, disk: log "
+            f"`tp53` hits {built.get('sqlite', {}).get('common_term_hits', '-')}, disk: log "
             f"{built['disk_log_b'] / 2**20:,.0f} MiB, SQLite "
             f"{built['disk_sqlite_b'] / 2**20:,.0f} MiB"
         )
-        for engine, runs in built["runs"].items():
+        for engine, runs in built.get("runs", {}).items():
             each = ", ".join(
                 f"{run['ingest_events_per_s']:,.0f} (load {run['load_1min']:.1f})" for run in runs
             )
             lines.append(f"{s:,} {engine} ingest, each run: {each}")
-        if "http" in built:
+        if built.get("http"):
             lines += _http_table(s, built["http"], built["http_load_1min"])
+        for engine, runs in built.get("http_ingest", {}).items():
+            each = ", ".join(f"{run:,.0f}" for run in runs)
+            lines.append(f"{s:,} {engine} ingest over HTTP, {INGEST_CALLERS} callers: {each}")
     return "\n".join(lines)
 
 
@@ -386,6 +412,13 @@ def main() -> None:
     parser.add_argument(
         "--http", type=int, default=0, metavar="ROUNDS", help="also read over HTTP, both engines"
     )
+    parser.add_argument(
+        "--http-ingest",
+        type=int,
+        default=0,
+        metavar="ROUNDS",
+        help="also ingest over HTTP, the engines alternating ROUNDS times",
+    )
     arguments = parser.parse_args()
     sizes = [int(value) for value in arguments.nodes.split(",")]
     workdir = arguments.workdir or Path(tempfile.mkdtemp(prefix="bench-embedded-"))
@@ -398,6 +431,7 @@ def main() -> None:
         repeat=arguments.repeat,
         keep=arguments.keep,
         http_rounds=arguments.http,
+        http_ingest=arguments.http_ingest,
     )
     (workdir / "embedded.json").write_text(json.dumps(results, indent=2))
     print(table(results))

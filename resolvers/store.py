@@ -449,7 +449,8 @@ class CleanupLedger(Protocol):
 
     async def artifacts_cleaned_at(self, artifact_ids: Sequence[str]) -> dict[str, datetime]:
         """When a cleanup last deleted each of ``artifact_ids`` that one ever deleted (read
-        without a lock)."""
+        without a lock of its own: a replay first locks the projects the Artifacts are in,
+        which a project cleanup locks before it deletes them)."""
         ...
 
 

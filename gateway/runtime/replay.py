@@ -172,18 +172,23 @@ async def _take(store: GraphStore, tx: GraphTransaction, events: Sequence[Event]
 
 
 async def _cleanups(tx: GraphTransaction, events: Sequence[Event]) -> Cleanups:
-    """The cleanups of what ``events`` (of one session) name: the session's and the projects'
-    read under their locks; the Artifacts' tombstones without one (there is no node to lock
-    for an Artifact never deleted), so a project cleanup that commits between this read and
-    the batch's write of one of its Artifacts is not seen."""
+    """The cleanups of what ``events`` (of one session) name, read under their locks: the
+    session's; the projects' of the Artifacts named, those the events give them and those they
+    are stored in; then the Artifacts' tombstones. A project cleanup locks its project before
+    it deletes, so one that would delete a named Artifact either committed before these reads
+    (its tombstones are seen) or waits for this transaction (and deletes what it wrote)."""
     if not isinstance(tx, CleanupLedger):
         return Cleanups()
     projects = {project for event in events for project in project_artifacts_of(event).values()}
-    artifacts = set().union(*(artifacts_named_by(event) for event in events))
+    artifacts = sorted(set().union(*(artifacts_named_by(event) for event in events)))
+    for node in await tx.get_nodes(artifacts) if artifacts else []:
+        stored = node.get("project_id") if node is not None else None
+        if isinstance(stored, str) and stored:
+            projects.add(stored)
     return Cleanups(
         await tx.cleaned_at(events[0].session_id),
         await tx.projects_cleaned_at(sorted(projects)) if projects else {},
-        await tx.artifacts_cleaned_at(sorted(artifacts)) if artifacts else {},
+        await tx.artifacts_cleaned_at(artifacts) if artifacts else {},
     )
 
 

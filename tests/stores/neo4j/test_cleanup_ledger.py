@@ -6,6 +6,7 @@ concurrent writers runs again."""
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from contextlib import asynccontextmanager
 from dataclasses import replace
@@ -16,6 +17,7 @@ from neo4j.exceptions import Neo4jError
 
 from gateway.live.bus import EventBus
 from gateway.live.publishing import PublishingStore
+from gateway.runtime import replay as replay_module
 from gateway.runtime.replay import apply_batch, apply_one
 from gateway.stores.neo4j.store import _Neo4jTransaction
 from resolvers import cleanup as cleanup_module
@@ -333,3 +335,36 @@ async def test_a_project_cleanup_leaves_a_tombstone_per_artifact_it_deleted(
         noted = await tx.cleaned_at("s2")
     assert sorted(cleaned) == [FIGURE, *figures]
     assert set(cleaned.values()) == {noted.at} == {noted.emptied}
+
+
+@pytest.mark.parametrize("replay", REPLAYS)
+async def test_a_project_cleanup_while_a_replay_reads_its_ledger_waits_for_the_replay(
+    neo4j_store: Neo4jStore,
+    connection: dict[str, str],
+    replay: Callable[[GraphStore, list[Event]], Coroutine[Any, Any, None]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The queued event names no project; its Artifact is in p1 as stored. A cleanup of p1
+    # started right after the replay read the tombstones must not commit before the replay
+    # does (it would delete the Artifact, and the replay make it again): it waits, then
+    # deletes what the replay wrote, as it would have had the event come first.
+    cleanups: list[asyncio.Task[Any]] = []
+    read = replay_module._cleanups
+
+    async def then_a_cleanup(tx: Any, events: Any) -> Any:
+        found = await read(tx, events)
+        if not cleanups:  # once: a transaction that gave way reads again
+            cleanups.append(asyncio.ensure_future(cleanup_project(replica_b, "p1", [])))
+            await asyncio.sleep(1.0)  # long enough for an unhindered cleanup to commit
+        return found
+
+    async with two_replicas(neo4j_store, connection) as (replica_a, replica_b):
+        await apply_one(replica_a, with_project(earlier("s1"), "p1"))
+        monkeypatch.setattr(replay_module, "_cleanups", then_a_cleanup)
+        await replay(replica_a, [earlier("s1")])
+        (counts,) = await asyncio.gather(*cleanups)
+
+    (node,) = await neo4j_store.get_nodes([FIGURE])
+    assert node is None
+    assert counts.deleted == 1
+    assert "Code:s1-old" in await live_ids(neo4j_store, "s1")
