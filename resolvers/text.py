@@ -12,6 +12,10 @@ if TYPE_CHECKING:
 _SPLIT = re.compile(r"[\W_]+", re.UNICODE)
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _MAX_SUFFIXES = 32
+# The longest token kept, and the longest query term: a longer run of letters (a hash, an
+# encoded blob, a word repeated without spaces) is indexed by its first characters, so that
+# one field of long text cannot put a token of its whole length in every index.
+MAX_TOKEN = 64
 
 # Searchable fields, best rank first (lower = a better place to match).
 SEARCH_FIELDS: Mapping[str, int] = {
@@ -41,25 +45,27 @@ def query_terms(query: str) -> list[str]:
     seen: dict[str, None] = {}
     for token in _SPLIT.split(query.lower()):
         if token:
-            seen.setdefault(token, None)
+            seen.setdefault(token[:MAX_TOKEN], None)
     return list(seen)
 
 
 def tokens(text: str) -> set[str]:
     """The index tokens of a text. A term matches when it is a prefix of one of them.
 
-    Words are tokens as they are; a run containing CJK characters (written without spaces) also
-    contributes its suffixes, so a CJK term matches anywhere inside the run.
+    Words are tokens as they are, their first ``MAX_TOKEN`` characters (a query's terms are
+    cut alike); a run containing CJK characters (written without spaces) also contributes its
+    suffixes, so a CJK term matches anywhere inside the run.
     """
     lowered = text.lower()
-    result = set(_SPLIT.split(lowered))
-    result.discard("")
+    words = set(_SPLIT.split(lowered))
+    words.discard("")
+    result = {word[:MAX_TOKEN] for word in words}
     if _CJK.search(lowered) is None:  # most texts: no word to look into
         return result
-    for word in list(result):
+    for word in words:
         if _CJK.search(word):
             for start in range(1, min(len(word), _MAX_SUFFIXES)):
-                result.add(word[start:])
+                result.add(word[start : start + MAX_TOKEN])
     return result
 
 

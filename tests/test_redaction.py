@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import quote, unquote_plus
 
 import pytest
+from graphql import Lexer
 
 from gateway.observability import redaction
 from gateway.observability.redaction import (
@@ -171,3 +172,27 @@ def test_a_secret_too_short_to_mask_leaves_other_text_alone() -> None:
     register_secrets("p")
 
     assert redact("Unexpected error.") == "Unexpected error."
+
+
+@pytest.mark.parametrize("secret_field", [False, True])
+def test_a_long_document_is_lexed_for_secrets_a_bounded_number_of_tokens(
+    monkeypatch: pytest.MonkeyPatch, secret_field: bool
+) -> None:
+    # A body of 200,000 tokens: none is lexed when no secret field is named; with one named
+    # after them, the lexer gives up at LEXED_TOKENS and the text still gives the secret up.
+    tail = ' x(input: {neo4jPassword: "late-secret-7"})' if secret_field else ""
+    document = "{ a " + "b " * 200_000 + tail + " }"
+    advanced = 0
+    advance = Lexer.advance
+
+    def counted(lexer: Any) -> Any:
+        nonlocal advanced
+        advanced += 1
+        return advance(lexer)
+
+    monkeypatch.setattr(Lexer, "advance", counted)
+    found = request_secrets(Request(document))
+
+    assert advanced <= redaction.LEXED_TOKENS
+    assert advanced > 0 if secret_field else advanced == 0
+    assert ("late-secret-7" in " ".join(found)) == secret_field

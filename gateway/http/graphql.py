@@ -41,6 +41,10 @@ from starlette.responses import JSONResponse, Response
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
+    BaseGraphQLTransportWSHandler,
+    Operation,
+)
 from strawberry.types.execution import PreExecutionError
 
 from gateway.http.disconnect import CancelOnDisconnect
@@ -76,9 +80,28 @@ class MethodNotAllowed(HTTPException):
         self.allow = allow
 
 
+class _TransportWS(BaseGraphQLTransportWSHandler[GraphContext, None]):
+    """graphql-transport-ws as strawberry speaks it, but for a subscription refused while it is
+    parsed (a syntax error, a document over the token limit): the refusal is raised by the
+    parse hook (``gateway.schema.limits.CachedParse``), which strawberry's stream lets through
+    to its task, where the operation would only be completed. It is sent as the protocol's
+    ``error`` message instead, as a refusal by validation is."""
+
+    async def _send_result_stream(
+        self, operation: Operation[GraphContext, None], result_source: Any
+    ) -> None:
+        try:
+            await super()._send_result_stream(operation, result_source)
+        except GraphQLError as error:
+            await operation.send_initial_errors([error])
+
+
 class SpecGraphQL(GraphQL[GraphContext, None]):
     """Strawberry's ASGI app with the media types, status codes and 405 described above, whose
-    HTTP requests are cancelled when their client goes away (but a mutation's, once it runs)."""
+    HTTP requests are cancelled when their client goes away (but a mutation's, once it runs),
+    and whose WebSocket subscriptions report a refused document (``_TransportWS``)."""
+
+    graphql_transport_ws_handler_class = _TransportWS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

@@ -37,7 +37,9 @@ from typing import TYPE_CHECKING, Any, Protocol
 from graphql import GraphQLError, GraphQLSyntaxError, Lexer, Source, TokenKind
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Iterator, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+
+    from graphql import Token
 
 __all__ = [
     "MASK",
@@ -57,6 +59,8 @@ SECRET_FIELDS = frozenset({"neo4jPassword"})
 # A wrong-typed secret's scalar parts shorter than this are left alone: masking every "1" or
 # "true" in a message would garble it, and so short a value protects nothing.
 MIN_SCALAR_SECRET = 4
+# Tokens a document's secrets are looked for in by the lexer (twice the parser's limit).
+LEXED_TOKENS = 8_000
 
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',;]+")
 _CREDENTIAL_PARAMETER = re.compile(
@@ -139,34 +143,59 @@ def request_secrets(context: _Request | None) -> set[str]:
 
 def _document_secrets(document: str) -> Iterator[str]:
     """The values of secret fields in a document, as written and as parsed. The lexer alone
-    is used, so a document that does not parse still has its secrets found (up to the error)."""
-    lexer = Lexer(Source(document))
+    is used, so a document that does not parse still has its secrets found (up to the error).
+    A document naming no secret field holds none (one pass of ``in``, however long it is); one
+    the lexer would take more than ``LEXED_TOKENS`` tokens to read is searched as text, like
+    one that does not lex (the parser refuses it anyway: ``Limits.max_tokens``)."""
+    if not any(field in document for field in SECRET_FIELDS):
+        return
+    advance = _counted(Lexer(Source(document)))
     previous: TokenKind | None = None
     name = ""  # the last token's value when it is a field name (not a ``$variable``)
     try:
-        token = lexer.advance()
+        token = advance()
         while token.kind is not TokenKind.EOF:
             if token.kind is TokenKind.COLON and name in SECRET_FIELDS:
-                yield from _value_tokens(lexer, document)
+                yield from _value_tokens(advance, document)
             is_field = token.kind is TokenKind.NAME and previous is not TokenKind.DOLLAR
             name = (token.value or "") if is_field else ""
             previous = token.kind
-            token = lexer.advance()
-    except GraphQLSyntaxError:
-        # The lexer stopped inside or before a secret: what follows a secret field on its line
-        # is secret, and so is each piece of it (a syntax error may quote a piece).
-        fields = "|".join(SECRET_FIELDS)
-        for match in re.finditer(r"\b(?:" + fields + r")\s*:\s*(.+)", document):
-            rest = match.group(1).strip()
-            yield rest
-            yield from (p for p in re.split(r'[\s"\\,]+', rest) if len(p) >= MIN_SCALAR_SECRET)
+            token = advance()
+        return
+    except (GraphQLSyntaxError, _GaveUpError):
+        pass
+    # The lexer stopped inside or before a secret, or gave up: what follows a secret field on
+    # its line is secret, and so is each piece of it (a syntax error may quote a piece).
+    fields = "|".join(SECRET_FIELDS)
+    for match in re.finditer(r"\b(?:" + fields + r")\s*:\s*(.+)", document):
+        rest = match.group(1).strip()
+        yield rest
+        yield from (p for p in re.split(r'[\s"\\,]+', rest) if len(p) >= MIN_SCALAR_SECRET)
 
 
-def _value_tokens(lexer: Lexer, document: str) -> Iterator[str]:
+class _GaveUpError(Exception):
+    """The lexer read ``LEXED_TOKENS`` tokens."""
+
+
+def _counted(lexer: Lexer) -> Callable[[], Token]:
+    """``lexer.advance``, raising ``_GaveUpError`` past ``LEXED_TOKENS`` tokens."""
+    read = 0
+
+    def advance() -> Token:
+        nonlocal read
+        read += 1
+        if read > LEXED_TOKENS:
+            raise _GaveUpError
+        return lexer.advance()
+
+    return advance
+
+
+def _value_tokens(advance: Callable[[], Token], document: str) -> Iterator[str]:
     """The literal after a secret field's colon: one token, or a whole list or object."""
     depth = 0
     while True:
-        token = lexer.advance()
+        token = advance()
         if token.kind in (TokenKind.BRACKET_L, TokenKind.BRACE_L):
             depth += 1
         elif token.kind in (TokenKind.BRACKET_R, TokenKind.BRACE_R):

@@ -5,12 +5,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from graphql import GraphQLError
-from strawberry.extensions import SchemaExtension, ValidationCache
+from strawberry.extensions import SchemaExtension
 from strawberry.tools import merge_types
 from strawberry.types import ExecutionResult
+from strawberry.types.base import get_object_definition
 from strawberry.types.graphql import OperationType
 
 from gateway.schema import enum_docs as enum_docs  # describes the enums' values on import
+from gateway.schema.arguments import check_every_argument
 from gateway.schema.budget import TimeBudget
 from gateway.schema.context import GraphContext
 from gateway.schema.cost import CostLimit, ReaderPool
@@ -19,7 +21,7 @@ from gateway.schema.execution import LeanExecution
 from gateway.schema.exports import ExportQuery
 from gateway.schema.federation import GatewaySchema
 from gateway.schema.limits import Limits as Limits  # re-exported for create_app
-from gateway.schema.limits import limit_extensions
+from gateway.schema.limits import ShortDocumentsValidationCache, limit_extensions
 from gateway.schema.memory import MEMORY_TYPES, MemoryMutation, MemoryQuery
 from gateway.schema.mutations import GraphMutation
 from gateway.schema.nodes import NODE_TYPES
@@ -35,6 +37,7 @@ if TYPE_CHECKING:
     from gateway.schema.observability import Observer
 
 Query = merge_types("Query", (GraphQuery, MemoryQuery, ExportQuery))
+check_every_argument(get_object_definition(Query, strict=True).fields)
 Mutation = merge_types("Mutation", (GraphMutation, MemoryMutation))
 
 
@@ -88,7 +91,7 @@ def build_schema(
             # Factories: a fresh extension per request; the parse and validation caches
             # behind CachedParse/ValidationCache are shared.
             *limit_extensions(limits),
-            lambda: ValidationCache(maxsize=256),
+            lambda: ShortDocumentsValidationCache(maxsize=256),
             ReadOnlyGuard,
             lambda: TimeBudget(seconds=limits.query_timeout_seconds),
             # Both set what each root field of a query runs within (gateway.schema.budget).

@@ -22,9 +22,11 @@ is read (``gateway.http.app.BodySizeLimit``).
 
 from __future__ import annotations
 
+import asyncio
 import re
 import sys
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
@@ -51,20 +53,35 @@ from strawberry.extensions import (
     MaxAliasesLimiter,
     QueryDepthLimiter,
     SchemaExtension,
+    ValidationCache,
 )
 
 from gateway.schema.errors import PARSE_FAILED, VALIDATION_FAILED, coded
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import AsyncIterator, Callable, Iterator
 
     from graphql import Node, ValidationContext
 
 LIMIT_CODE = "QUERY_LIMIT_EXCEEDED"
 PARSER_CACHE_SIZE = 256
+# Longer documents are neither kept by the parser and validation caches (256 documents of
+# megabytes would be gigabytes) nor parsed on the event loop.
+CACHED_DOCUMENT_CHARS = 16 * 1024
 MAX_FRAGMENT_NESTING = 32
 MAX_EXPANDED_SELECTIONS = 10_000  # selections once every fragment is expanded where spread
 MAX_REPEATED_FIELD = 50  # one response name in one selection set, its fragments merged in
+
+
+class ShortDocumentsValidationCache(ValidationCache):
+    """strawberry's validation cache (shared by every request), for documents of at most
+    ``CACHED_DOCUMENT_CHARS``: a longer one is validated afresh each time (by strawberry)."""
+
+    def on_validate(self) -> Iterator[None]:
+        if len(self.execution_context.query or "") > CACHED_DOCUMENT_CHARS:
+            yield
+            return
+        yield from super().on_validate()
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,6 +91,9 @@ class Limits:
     max_depth: int = 12
     max_aliases: int = 30
     max_tokens: int = 4000
+    # A document's length: a longer value belongs in the variables (parsing text is Python's
+    # work, ~0.1 s a megabyte, and a syntax error's position costs a scan of it all).
+    max_document_chars: int = 1 << 20
     query_timeout_seconds: float | None = 10.0
     introspection: bool = True
     max_cost: int = 200_000
@@ -260,14 +280,29 @@ class CachedParse(SchemaExtension):
     "Parsing aborted.", which only the text tells apart from a typo.
     """
 
-    def __init__(self, max_tokens: int) -> None:
+    def __init__(self, max_tokens: int, max_chars: int) -> None:
         super().__init__()
         self._max_tokens = max_tokens
+        self._max_chars = max_chars
 
-    def on_parse(self) -> Iterator[None]:
+    async def on_parse(self) -> AsyncIterator[None]:
         context = self.execution_context
+        query = context.query or ""
+        if len(query) > self._max_chars:
+            raise limit_error(
+                GraphQLError(
+                    f"The document is longer than {self._max_chars} characters: send long "
+                    "values as variables."
+                )
+            )
         try:
-            document, problem = _parse(context.query or "", self._max_tokens)
+            if len(query) <= CACHED_DOCUMENT_CHARS:
+                document, problem = _cached_parse(query, self._max_tokens)
+            else:
+                loop = asyncio.get_running_loop()
+                document, problem = await loop.run_in_executor(
+                    _LONG_PARSES, _parse, query, self._max_tokens
+                )
         except GraphQLSyntaxError as error:
             if error.message.endswith("Parsing aborted."):
                 raise limit_error(error) from error
@@ -285,7 +320,6 @@ class CachedParse(SchemaExtension):
         yield
 
 
-@lru_cache(maxsize=PARSER_CACHE_SIZE)
 def _parse(query: str, max_tokens: int) -> tuple[DocumentNode, str | None]:
     """The document and, when its fragments nest or expand too far, why it is refused."""
     document = parse(query, max_tokens=max_tokens)
@@ -300,6 +334,13 @@ def _parse(query: str, max_tokens: int) -> tuple[DocumentNode, str | None]:
     if problem is None and shape is not None:
         problem = repeated_field_problem(document)
     return document, problem
+
+
+_cached_parse = lru_cache(maxsize=PARSER_CACHE_SIZE)(_parse)
+# The one thread long documents are parsed on (uncached): the parser is Python, and a document
+# of megabytes (a long string literal) takes it a second; on a thread of its own the event loop
+# still gets its turns, and long documents wait for each other rather than for everyone.
+_LONG_PARSES = ThreadPoolExecutor(max_workers=1, thread_name_prefix="parse")
 
 
 # Python converts no longer decimal text to an int (``sys.get_int_max_str_digits``).
@@ -341,4 +382,7 @@ def limit_extensions(limits: Limits) -> list[Callable[[], Any]]:
     ]
     if not limits.introspection:
         rules.extend(DisableIntrospection().validation_rules)
-    return [lambda: CachedParse(limits.max_tokens), lambda: AddValidationRules(rules)]
+    return [
+        lambda: CachedParse(limits.max_tokens, limits.max_document_chars),
+        lambda: AddValidationRules(rules),
+    ]

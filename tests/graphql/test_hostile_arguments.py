@@ -528,3 +528,39 @@ async def test_a_c1_control_character_is_refused_like_a_c0_one(gql: GraphQLClien
     answer = await b.first_message(gql, "s1", objective="next\x85line")
 
     assert (answer["__typename"], answer["field"]) == ("InvalidInput", "input.coreObjective")
+
+
+@pytest.mark.parametrize(
+    ("field", "document", "value"),
+    [
+        (
+            "sessionId",
+            "edgesByType(types: [NEXT], sessionId: $v) { __typename ...ERR }",
+            "x\udc00y",
+        ),
+        (
+            "artifactId",
+            "artifactProvenance(artifactId: $v, version: 1) { __typename ...ERR }",
+            "x\udc00y",
+        ),
+        ("nodeId", "node(nodeId: $v) { __typename ...ERR }", "Code:" + "e" * 9_000),
+        ("sessionId", 'searchNodes(query: "x", sessionId: $v) { __typename ...ERR }', "s" * 9_000),
+    ],
+)
+async def test_a_text_argument_no_read_can_answer_is_invalid_input(
+    gql: GraphQLClient, field: str, document: str, value: str
+) -> None:
+    # A lone surrogate no store can encode, an id longer than any stored one: refused by
+    # name, and the answer does not echo the value back.
+    query = (
+        "query($v: String!) { r: "
+        + document.replace("...ERR", "... on InvalidInput { field message }")
+        + " }"
+    )
+    if "nodeId" in document:
+        query = query.replace("$v: String!", "$v: ID!")
+
+    answer = (await gql.execute(query, v=value))["r"]
+
+    assert (answer["__typename"], answer["field"]) == ("InvalidInput", field)
+    assert len(answer["message"]) < 200

@@ -9,6 +9,7 @@ and text lengths) answer ``InvalidInput`` naming the argument; the time budget a
 from __future__ import annotations
 
 import asyncio
+import threading
 import uuid
 from typing import TYPE_CHECKING, Any
 
@@ -359,3 +360,47 @@ async def test_a_mutation_is_never_cut_short_by_the_budget(runtime: Runtime) -> 
 
     assert written["__typename"] == "Observed"
     assert await runtime.graph_store.count_nodes() == 1
+
+
+async def test_a_long_document_is_parsed_and_validated_afresh_beside_the_event_loop(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Past CACHED_DOCUMENT_CHARS (a long comment here): answered as any other, its coded
+    # errors the same, but kept by neither cache, and parsed on the parser's own thread.
+    threads: list[str] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> Any:
+        threads.append(threading.current_thread().name)
+        return parse(*args, **kwargs)
+
+    monkeypatch.setattr(schema_limits, "parse", recorded)
+    gql = client(runtime)
+    padding = "x" * schema_limits.CACHED_DOCUMENT_CHARS
+    document = f'# {padding}\n{{ health {{ status }} node(nodeId: "Code:e1") {{ __typename }} }}'
+    cached_before = schema_limits._cached_parse.cache_info().currsize
+
+    first = await gql.execute(document)
+    again = await gql.execute(document)
+    broken = await gql.raw(document[:-1])
+
+    assert first == again
+    assert first["node"]["__typename"] == "NodeNotFound"
+    assert threads[:2] == ["parse_0", "parse_0"]
+    assert schema_limits._cached_parse.cache_info().currsize == cached_before
+    assert broken.errors is not None
+    assert broken.errors[0].extensions == {"code": "GRAPHQL_PARSE_FAILED"}
+
+
+async def test_a_document_over_its_length_limit_is_refused_unparsed(
+    runtime: Runtime, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parsed: list[int] = []
+    monkeypatch.setattr(schema_limits, "parse", lambda query, **_: parsed.append(len(query)))
+    document = "{ health { status } } " + "x " * 600_000
+
+    result = await client(runtime).raw(document)
+
+    assert result.errors is not None
+    assert result.errors[0].extensions == {"code": "QUERY_LIMIT_EXCEEDED"}
+    assert "variables" in result.errors[0].message
+    assert parsed == []

@@ -270,3 +270,28 @@ def test_relationship_fields_of_an_event_are_current(client: TestClient, app: St
             "foundBy": [{"id": "ToolCall:subtask:mcp:a"}, {"id": "ToolCall:subtask:mcp:b"}],
         },
     ]
+
+
+@pytest.mark.parametrize(
+    ("document", "code"),
+    [
+        ('subscription { graphEvents(sessionId: "s1") { kind } } x', "GRAPHQL_PARSE_FAILED"),
+        ("subscription { " + "graphEvents " * 5_000 + "}", "QUERY_LIMIT_EXCEEDED"),
+        ('subscription { graphEvents(sessionId: "s1") { nope } }', None),  # validation, as before
+    ],
+    ids=["syntax", "tokens", "validation"],
+)
+def test_a_refused_subscription_gets_an_error_message(
+    client: TestClient, document: str, code: str | None
+) -> None:
+    # The protocol's ``error``, never a bare ``complete`` a client would take for a stream
+    # that ended.
+    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+        assert connect(ws, READ_TOKEN) == {"type": "connection_ack"}
+        ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": document}})
+        message = receive(ws)
+
+    assert message["type"] == "error", message
+    assert message["id"] == "1"
+    if code is not None:
+        assert message["payload"][0]["extensions"]["code"] == code

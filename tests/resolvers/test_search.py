@@ -19,6 +19,7 @@ from resolvers.search import (
     nodes_by_type,
     search_nodes,
 )
+from resolvers.text import MAX_TOKEN, query_terms, tokens
 from tests.resolvers.builders import (
     artifact,
     call,
@@ -97,6 +98,25 @@ async def test_terms_match_word_prefixes_not_substrings(store: GraphStore) -> No
     page = await search_nodes(store, "on")
 
     assert found(page) == []
+
+
+async def test_a_long_run_of_letters_is_found_by_its_start_and_by_itself(
+    store: GraphStore,
+) -> None:
+    # Indexed by its first MAX_TOKEN characters: the whole run, its start, and nothing that
+    # differs within them find it.
+    run = "ab" * 1_000
+    await search(store, "q1", 10, [PaperProduct(A, title=f"blob {run} end")])
+
+    whole, start, other = [await search_nodes(store, q) for q in (run, run[:40], "ba" + run[2:100])]
+
+    assert found(whole) == found(start) == [f"Paper:s1|{A}"]
+    assert found(other) == []
+
+
+def test_an_index_token_is_at_most_max_token_long() -> None:
+    assert tokens("x" * 10_000 + " short") == {"x" * MAX_TOKEN, "short"}
+    assert query_terms("y" * 500) == ["y" * MAX_TOKEN]
 
 
 async def test_a_chinese_term_hits_a_scope_summary(store: GraphStore) -> None:

@@ -230,12 +230,22 @@ class Decoded(Generic[R, T]):
     a record is kept per record object: ``gateway.schema.identity``). Exact whatever the
     connection or transaction: a record is only ever given for the very row it was built
     from (the whole row is compared, ~1 % of decoding it), so a row changed, rolled back or
-    of another database is decoded afresh. Bounded: the oldest entry goes when ``capacity``
-    are held."""
+    of another database is decoded afresh. Bounded: the oldest entries go when ``capacity``
+    are held, or when their properties' text (``weight`` of a row) passes ``max_weight``
+    characters (a few nodes of long texts weigh as much as thousands of common ones)."""
 
-    def __init__(self, capacity: int, decode: Callable[[R], T]) -> None:
+    def __init__(
+        self,
+        capacity: int,
+        decode: Callable[[R], T],
+        weight: Callable[[R], int],
+        max_weight: int,
+    ) -> None:
         self._capacity = capacity
         self._decode = decode
+        self._weight = weight
+        self._max_weight = max_weight
+        self._held = 0  # the weight of the rows held
         self._by_rid: OrderedDict[int, tuple[R, T]] = OrderedDict()
         self._lock = threading.Lock()  # readers decode on several threads
 
@@ -245,12 +255,17 @@ class Decoded(Generic[R, T]):
         if found is not None and found[0] == row:
             return found[1]
         record = self._decode(row)
+        weight = self._weight
         with self._lock:
             by_rid = self._by_rid
-            by_rid.pop(rid, None)
+            old = by_rid.pop(rid, None)
+            if old is not None:
+                self._held -= weight(old[0])
             by_rid[rid] = (row, record)  # the newest, last
-            if len(by_rid) > self._capacity:
-                by_rid.popitem(last=False)
+            self._held += weight(row)
+            while by_rid and (len(by_rid) > self._capacity or self._held > self._max_weight):
+                _, (gone, _) = by_rid.popitem(last=False)
+                self._held -= weight(gone)
         return record
 
 
@@ -296,8 +311,10 @@ def _decoded_edge(row: EdgeRow) -> EdgeRecord:
 
 # Twice the largest subgraph page (the sessions a user has open stay decoded), and as many
 # edges.
-DECODED_NODES: Final = Decoded(10_000, decoded_node)
-DECODED_EDGES: Final = Decoded(10_000, _decoded_edge)
+# And at most 32 Mi characters of properties each (~100 MB with their decoded records).
+DECODED_TEXT: Final = 32 * 2**20
+DECODED_NODES: Final = Decoded(10_000, decoded_node, lambda row: len(row[6]), DECODED_TEXT)
+DECODED_EDGES: Final = Decoded(10_000, _decoded_edge, lambda row: len(row[4]), DECODED_TEXT)
 
 
 def props_text(props: Mapping[str, Any]) -> str:

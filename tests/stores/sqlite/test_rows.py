@@ -63,8 +63,12 @@ def _row(rid: int, content: str) -> tuple[Any, ...]:
     return (rid, *node_values(written.with_props(content=content))[:7])
 
 
+def _text(row: tuple[Any, ...]) -> int:
+    return len(row[6])
+
+
 def test_a_row_read_again_unchanged_is_not_decoded_again() -> None:
-    decoded = Decoded(4, decoded_node)
+    decoded = Decoded(4, decoded_node, _text, 10**6)
     row = _row(1, "alpha")
 
     first = decoded.record_of(row)
@@ -74,7 +78,7 @@ def test_a_row_read_again_unchanged_is_not_decoded_again() -> None:
 
 
 def test_a_changed_row_under_the_same_rid_is_decoded_afresh() -> None:
-    decoded = Decoded(4, decoded_node)
+    decoded = Decoded(4, decoded_node, _text, 10**6)
     decoded.record_of(_row(1, "alpha"))
 
     changed = decoded.record_of(_row(1, "beta"))
@@ -85,10 +89,20 @@ def test_a_changed_row_under_the_same_rid_is_decoded_afresh() -> None:
 
 
 def test_the_oldest_rows_go_past_the_capacity() -> None:
-    decoded = Decoded(2, decoded_node)
+    decoded = Decoded(2, decoded_node, _text, 10**6)
     first, second, third = (decoded.record_of(_row(rid, f"n{rid}")) for rid in (1, 2, 3))
 
     assert decoded.record_of(_row(3, "n3")) is third
     assert decoded.record_of(_row(2, "n2")) is second
     assert decoded.record_of(_row(1, "n1")) is not first  # dropped: decoded again
     assert decoded.record_of(_row(1, "n1")) == first
+
+
+def test_the_oldest_rows_go_past_the_weight_of_their_text() -> None:
+    # Three rows of long text weigh more than the bound: the oldest goes, however few.
+    decoded = Decoded(100, decoded_node, _text, 2_500)
+    first, second, third = (decoded.record_of(_row(rid, "x" * 1_000)) for rid in (1, 2, 3))
+
+    assert decoded.record_of(_row(3, "x" * 1_000)) is third
+    assert decoded.record_of(_row(2, "x" * 1_000)) is second
+    assert decoded.record_of(_row(1, "x" * 1_000)) is not first
