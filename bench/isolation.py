@@ -3,8 +3,11 @@
 Starts the gateway (``bench.server``) on a temporary file store, records one session of about
 ``--nodes`` nodes over HTTP, then measures ``{ __typename }`` and ``observeExecution`` p50/p99
 quiet and under (a) 6 clients sending 30 aliases of ``subgraph(first: 5000)``, (b) 64 clients
-searching a common term, (c) 1,000 idle connections — each as a ratio to quiet — and runs the
-hostile battery (inputs tried, 5xx answers, "Unexpected error." answers; the target is 0 and 0).
+searching a common term, (c) 1,000 idle connections, (d) 2 clients sending a 3.8 MB document of
+short tokens (refused unparsed), (e) 2 clients sending a 1 MB document holding one string
+literal (parsed) — each as a ratio to quiet — and runs the hostile battery (inputs tried, 5xx
+answers, "Unexpected error." answers; the target is 0 and 0). ``--code DIR`` runs the gateway
+of another source tree (an older commit's ``git archive``) under the same loads.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ ALIASES = "{ " + " ".join(f"a{i}: {ONE_SUBGRAPH}" for i in range(30)) + " }"
 SEARCH = (
     '{ searchNodes(query: "execution", first: 100) { ... on NodeList { total nodes { id } } } }'
 )
+TOKENS = "{ __typename } " + "x " * 1_900_000
+LITERAL = '{ node(nodeId: "' + "x" * 1_000_000 + '") { __typename } }'
 
 
 def battery(session: str) -> list[dict[str, Any]]:
@@ -69,6 +74,16 @@ def battery(session: str) -> list[dict[str, Any]]:
         {"query": "query A { __typename } query B { __typename }"},
         {"query": ALIASES.replace("$S", session)},
         {"query": "{" * 1300 + "__typename" + "}" * 1300},
+        {
+            "query": "query($s: String) { edgesByType(types: [NEXT], sessionId: $s) "
+            "{ __typename } }",
+            "variables": {"s": "x\udc00y"},
+        },
+        {
+            "query": "query($a: String!) { artifactProvenance(artifactId: $a, version: 1) "
+            "{ __typename } }",
+            "variables": {"a": "x\udc00y"},
+        },
     ]
 
 
@@ -146,6 +161,8 @@ async def measure(url: str, port: int, session: str, seconds: float) -> dict[str
         "aliases6": lambda stop: hammer(url, ALIASES.replace("$S", session), 6, stop),
         "search64": lambda stop: hammer(url, SEARCH, 64, stop),
         "idle1000": lambda stop: idle_connections(port, 1000, stop),
+        "tokens2": lambda stop: hammer(url, TOKENS, 2, stop),
+        "literal2": lambda stop: hammer(url, LITERAL, 2, stop),
     }
     for name, start in loads.items():
         stop = asyncio.Event()
@@ -162,16 +179,19 @@ async def run_battery(url: str, session: str) -> dict[str, int]:
     async with httpx.AsyncClient(timeout=60.0) as client:
         for body in battery(session):
             tried += 1
-            response = await client.post(url, json=body)
+            # JSON as json.dumps writes it: a lone surrogate stays an escape (no UTF-8 has it).
+            content = json.dumps(body).encode()
+            headers = {"Content-Type": "application/json"}
+            response = await client.post(url, content=content, headers=headers)
             server_errors += response.status_code >= 500
             internal += "Unexpected error." in response.text or '"INTERNAL"' in response.text
     return {"tried": tried, "5xx": server_errors, "internal": internal}
 
 
-async def main_async(nodes: int, seconds: float) -> dict[str, Any]:
+async def main_async(nodes: int, seconds: float, code: Path | None = None) -> dict[str, Any]:
     with tempfile.TemporaryDirectory(prefix="bench-isolation-") as tmp:
         data_dir = Path(tmp) / "data"
-        async with running_gateway(data_dir, {"FSYNC": "1"}) as gateway:
+        async with running_gateway(data_dir, {"FSYNC": "1"}, code=code) as gateway:
             port = int(gateway.url.rsplit(":", 1)[1])
             session = generate_session(7, 0, steps=max(10, nodes // 5))
             async with httpx.AsyncClient(timeout=60.0) as client:
@@ -186,7 +206,7 @@ async def main_async(nodes: int, seconds: float) -> dict[str, Any]:
 def report(results: dict[str, Any]) -> str:
     quiet = results["quiet"]
     lines = ["load          probe      count  failed   p50 ms   p99 ms  p50/quiet  p99/quiet"]
-    for load in ("quiet", "aliases6", "search64", "idle1000"):
+    for load in ("quiet", "aliases6", "search64", "idle1000", "tokens2", "literal2"):
         for probe in ("typename", "observe"):
             measured: Probe = results[load][probe]
             latency, calm = measured.latency, quiet[probe].latency
@@ -203,8 +223,9 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.isolation")
     parser.add_argument("--nodes", type=int, default=10_000)
     parser.add_argument("--seconds", type=float, default=10.0, help="per load, both probes")
+    parser.add_argument("--code", type=Path, default=None, help="the gateway of this source tree")
     args = parser.parse_args(argv)
-    results = asyncio.run(main_async(args.nodes, args.seconds))
+    results = asyncio.run(main_async(args.nodes, args.seconds, args.code))
     print(report(results))
     battery_result = results["battery"]
     return 1 if battery_result["5xx"] or battery_result["internal"] else 0
