@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Final
 from strawberry.extensions import FieldExtension
 
 from resolvers.errors import InvalidInputError
-from resolvers.validate import check_unicode
+from resolvers.validate import camel, check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable, Callable
@@ -33,7 +33,7 @@ class CheckedArguments(FieldExtension):
 
     def apply(self, field: StrawberryField) -> None:
         self._names = {
-            argument.python_name: argument.graphql_name or _camel(argument.python_name)
+            argument.python_name: argument.graphql_name or camel(argument.python_name)
             for argument in field.arguments
         }
 
@@ -67,11 +67,6 @@ def _texts(value: Any) -> list[tuple[int | None, str]]:
 
 def _is_id(name: str) -> bool:
     return name == "ids" or name.endswith(("Id", "Ids"))
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 def check_every_argument(fields: list[StrawberryField]) -> None:

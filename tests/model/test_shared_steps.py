@@ -121,7 +121,7 @@ async def send(gql: GraphQLClient, session: str, prefix: str, seen: Seen) -> dic
     return await b.tool_call(gql, session, task, seen.at, papers=found, status=status, **extra)
 
 
-def found(graph: dict[str, Any], prefix: str, session: str) -> dict[str, Any]:
+def found(graph: dict[str, Any], prefix: str) -> dict[str, Any]:
     """The same facts, read from a session's subgraph and chains."""
     nodes = {node["id"]: node["properties"] for node in graph["nodes"]}
     produces = b.edges_of(graph, "PRODUCES")
@@ -165,7 +165,7 @@ async def test_a_shared_step_is_what_the_model_says_in_any_delivery(
 
     model = expected(seen, others, prefix)
     graph = await b.subgraph(gql, session)
-    actual = found(graph, prefix, session)
+    actual = found(graph, prefix)
     main = [step for step in await b.session_chain(gql, session) if "ResearchGoal" not in step]
 
     assert actual["steps"] == model["steps"]
