@@ -41,6 +41,7 @@ from starlette.responses import JSONResponse, Response
 from strawberry.asgi import GraphQL
 from strawberry.exceptions import MissingQueryError
 from strawberry.schema.exceptions import CannotGetOperationTypeError, InvalidOperationTypeError
+from strawberry.subscriptions import GRAPHQL_TRANSPORT_WS_PROTOCOL
 from strawberry.subscriptions.protocols.graphql_transport_ws.handlers import (
     BaseGraphQLTransportWSHandler,
     Operation,
@@ -99,11 +100,15 @@ class _TransportWS(BaseGraphQLTransportWSHandler[GraphContext, None]):
 class SpecGraphQL(GraphQL[GraphContext, None]):
     """Strawberry's ASGI app with the media types, status codes and 405 described above, whose
     HTTP requests are cancelled when their client goes away (but a mutation's, once it runs),
-    and whose WebSocket subscriptions report a refused document (``_TransportWS``)."""
+    and whose WebSocket subscriptions report a refused document (``_TransportWS``). They speak
+    graphql-transport-ws only: a socket asking for the retired ``graphql-ws`` protocol (Apollo's
+    subscriptions-transport-ws) alone is closed with 4406, as strawberry closes any protocol
+    it is not given."""
 
     graphql_transport_ws_handler_class = _TransportWS
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("subscription_protocols", (GRAPHQL_TRANSPORT_WS_PROTOCOL,))
         super().__init__(*args, **kwargs)
         self._http = CancelOnDisconnect(self._serve_http, may_cancel=_may_cancel)
 

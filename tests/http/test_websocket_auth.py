@@ -16,9 +16,11 @@ PROTOCOL = "graphql-transport-ws"
 FORBIDDEN = 4403
 
 
-def handshake(client: TestClient, payload: dict[str, str] | None) -> dict[str, object]:
+def handshake(
+    client: TestClient, payload: dict[str, str] | None, protocol: str = PROTOCOL
+) -> dict[str, object]:
     """Send ``connection_init`` with ``payload``; the server's first message."""
-    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as socket:
+    with client.websocket_connect("/graphql", subprotocols=[protocol]) as socket:
         init: dict[str, object] = {"type": "connection_init"}
         if payload is not None:
             init["payload"] = payload
@@ -58,3 +60,12 @@ def test_a_missing_or_invalid_token_closes_the_connection(
 
 def test_without_a_configured_token_the_handshake_is_open(open_client: TestClient) -> None:
     assert handshake(open_client, None) == {"type": "connection_ack"}
+
+
+def test_the_retired_graphql_ws_protocol_is_refused(client: TestClient) -> None:
+    # Only graphql-transport-ws is spoken (docs/live-updates.md): the older protocol's
+    # messages would skip what the gateway sends over the newer one.
+    with pytest.raises(WebSocketDisconnect) as closed:
+        handshake(client, {"Authorization": f"Bearer {INTERNAL_TOKEN}"}, "graphql-ws")
+
+    assert closed.value.code == 4406

@@ -315,12 +315,16 @@ class SessionPages:
     committed numbers are seen by a reader), so the page read then is its page: the explorer
     asking for the same session again reads one row instead of ~1,200. Only for reads outside
     a write (a write's own uncommitted number can be rolled back and reused). Bounded by the
-    records it holds; the oldest page goes first."""
+    records it holds and by the text of their properties (``text_weight``: a few sessions of
+    long summaries weigh as much as many common ones); the oldest page goes first, and a page
+    over either bound alone is not kept."""
 
-    def __init__(self, records: int) -> None:
-        self._records = records
-        self._held = 0
-        self._pages: OrderedDict[tuple[str, int], tuple[int, SessionPage]] = OrderedDict()
+    def __init__(self, records: int, text: int) -> None:
+        self._bounds = (records, text)
+        self._held = [0, 0]  # records, text
+        self._pages: OrderedDict[tuple[str, int], tuple[int, SessionPage, tuple[int, int]]] = (
+            OrderedDict()
+        )
         self._lock = threading.Lock()  # readers run on several threads
 
     def get(self, session_id: str, limit: int, changes: int) -> SessionPage | None:
@@ -328,18 +332,38 @@ class SessionPages:
         return found[1] if found is not None and found[0] == changes else None
 
     def put(self, session_id: str, limit: int, changes: int, page: SessionPage) -> None:
-        size = len(page[0].items) + len(page[1])
-        if size > self._records:
+        nodes, edges = page
+        records, text = self._bounds
+        size = len(nodes.items) + len(edges)
+        if size > records:
             return
+        weight = (size, sum(map(text_weight, nodes.items)) + sum(map(text_weight, edges)))
+        if weight[1] > text:
+            return
+        held = self._held
         with self._lock:
             old = self._pages.pop((session_id, limit), None)
             if old is not None:
-                self._held -= len(old[1][0].items) + len(old[1][1])
-            self._pages[(session_id, limit)] = (changes, page)
-            self._held += size
-            while self._held > self._records:
-                _, (_, (nodes, edges)) = self._pages.popitem(last=False)
-                self._held -= len(nodes.items) + len(edges)
+                held[0] -= old[2][0]
+                held[1] -= old[2][1]
+            self._pages[(session_id, limit)] = (changes, page, weight)
+            held[0] += weight[0]
+            held[1] += weight[1]
+            while held[0] > records or held[1] > text:
+                _, (_, _, gone) = self._pages.popitem(last=False)
+                held[0] -= gone[0]
+                held[1] -= gone[1]
+
+
+def text_weight(record: NodeRecord | EdgeRecord) -> int:
+    """The characters of a record's text properties (its strings, and those of its lists)."""
+    weight = 0
+    for value in record.props.values():
+        if isinstance(value, str):
+            weight += len(value)
+        elif isinstance(value, list | tuple):
+            weight += sum(len(item) for item in value if isinstance(item, str))
+    return weight
 
 
 def session_changes(db: sqlite3.Connection, session_id: str) -> int:

@@ -87,6 +87,9 @@ READERS = 5
 # ~13 sessions of the explorer's default 500 nodes and their edges, ~30 MB at most (~1.9 KB a
 # record at 1M nodes, measured with tracemalloc; most are the decoded rows' records anyway).
 PAGE_RECORDS = 16_000
+# ... and the characters of their text properties: a session of 500 summaries of 200,000
+# characters would otherwise hold 100 MB for each of those ~13 pages.
+PAGE_TEXT = 32 * 2**20
 # Page caches, per connection (negative = KiB): what the store keeps resident at any size.
 READER_CACHE_KIB = 32 * 1024
 WRITER_CACHE_KIB = 128 * 1024
@@ -167,7 +170,7 @@ class SqliteStore(Reads):
         self._parked = Parked()
         self._db = readers
         self._point = point
-        self._pages = queries.SessionPages(PAGE_RECORDS)
+        self._pages = queries.SessionPages(PAGE_RECORDS, PAGE_TEXT)
         self._checkpointer = checkpointer
         self._checkpointing: asyncio.Task[None] | None = None
         # The WAL's index (shared memory of every connection): how long the log is, read
@@ -380,11 +383,11 @@ class SqliteStore(Reads):
                 )
             version = group.version if group.changes else None
             try:
-                await self._writer.run(_commit_sql, version)
+                # One hand-off: the commit, then whether the file is still at its path.
+                there = await self._writer.run(self._committed, version)
             except sqlite3.DatabaseError as exc:
-                await self._writer.run(_rollback)
                 raise self._write_error(exc) from exc
-            if not await self._writer.run_raw(self._still_there):
+            if not there:
                 # Committed into a file no longer at its path (``rm -rf`` of the data
                 # directory): a restart would not find it, so it is not acknowledged.
                 self._write_failure = disk_fault(errno.ENOENT)
@@ -520,6 +523,16 @@ class SqliteStore(Reads):
             f"The write could not be made durable: {self._write_failure}; nothing of it was kept.",
             backend=Backend.FILE.value,
         )
+
+    def _committed(self, db: sqlite3.Connection, tail_version: int | None) -> bool:
+        """Commit the open group (rolled back if that fails) and tell whether the database
+        file at its path is still the one opened (blocking, on the writer's thread)."""
+        try:
+            _commit_sql(db, tail_version)
+        except BaseException:
+            _rollback(db)
+            raise
+        return self._still_there()
 
     def _still_there(self) -> bool:
         """Whether the database file at its path is still the one opened (blocking)."""

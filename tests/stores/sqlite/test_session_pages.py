@@ -25,7 +25,7 @@ from gateway.stores.sqlite.schema import TRIGGERS
 from gateway.stores.sqlite.store import SqliteStore
 from resolvers.cleanup import cleanup_session
 from resolvers.errors import DomainError
-from resolvers.records import EdgeRecord, EdgeType, NodeRecord
+from resolvers.records import EdgeRecord, EdgeType, NodeRecord, Page
 from tests.model.streams import Applied, _send, streams
 from tests.profiles import profile
 from tests.stores.sqlite.test_session_page import node
@@ -151,6 +151,32 @@ async def test_a_page_is_read_again_only_when_its_session_changed(
     assert [e.identity for e in again[1]] == [(EdgeType.NEXT, "Claim:k1", "Claim:k1")]
     assert [dict(e.props) for e in rewritten[1]] == [{"w": 1}]
     assert removed[1] == ()
+
+
+def long_page(session: str, characters: int) -> queries.SessionPage:
+    nodes = [node(n, session, summary="x" * characters, tags=["y" * characters]) for n in (1, 2)]
+    return Page(nodes, len(nodes), False), ()
+
+
+def test_pages_go_when_their_text_passes_the_bound() -> None:
+    # Each page weighs 4,000 characters (two nodes, a string and a list of one each): two
+    # are held within 10,000; the third pushes the oldest out, however few their records.
+    pages = queries.SessionPages(records=100, text=10_000)
+    for session in ("s1", "s2", "s3"):
+        pages.put(session, 10, 1, long_page(session, 1_000))
+
+    assert pages.get("s1", 10, 1) is None
+    assert pages.get("s2", 10, 1) is not None
+    assert pages.get("s3", 10, 1) is not None
+
+
+def test_a_page_over_the_text_bound_alone_is_not_kept() -> None:
+    pages = queries.SessionPages(records=100, text=10_000)
+    pages.put("small", 10, 1, long_page("small", 10))
+    pages.put("long", 10, 1, long_page("long", 3_000))  # 12,000 characters
+
+    assert pages.get("long", 10, 1) is None
+    assert pages.get("small", 10, 1) is not None  # nothing pushed out for it
 
 
 def shell(directory: Path, statement: str) -> None:
