@@ -13,6 +13,7 @@ from starlette.testclient import TestClient
 from gateway.http.app import create_app
 from gateway.observability.logs import JsonFormatter, RedactSecrets, log_handler
 from gateway.settings import Settings, SettingsError
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -82,7 +83,7 @@ def test_every_record_of_a_request_carries_its_request_id(
     app: Starlette, lines: io.StringIO
 ) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", "X-Request-ID": "req-42"}
-    with TestClient(app) as client:
+    with TestClient(base_url=LOCAL_URL, app=app) as client:
         response = client.post(
             "/graphql", json={"query": "query Health { health { status } }"}, headers=headers
         )
@@ -97,7 +98,7 @@ def test_every_record_of_a_request_carries_its_request_id(
 
 def test_an_unsafe_request_id_is_replaced(app: Starlette) -> None:
     headers = {"Authorization": f"Bearer {TOKEN}", "X-Request-ID": "bad id\twith spaces"}
-    with TestClient(app) as client:
+    with TestClient(base_url=LOCAL_URL, app=app) as client:
         response = client.post("/graphql", json={"query": "{ health { status } }"}, headers=headers)
 
     assert len(response.headers["x-request-id"]) == 32
@@ -110,7 +111,7 @@ def test_a_masked_error_names_the_request_id_of_the_logs(
         raise RuntimeError(f"leaking {TOKEN}")
 
     headers = {"Authorization": f"Bearer {TOKEN}", "X-Request-ID": "req-7"}
-    with TestClient(app) as client:
+    with TestClient(base_url=LOCAL_URL, app=app) as client:
         monkeypatch.setattr(app.state.runtime, "health", broken)
         body = client.post("/graphql", json={"query": "{ health { status } }"}, headers=headers)
 

@@ -42,7 +42,14 @@ from starlette.responses import JSONResponse
 from starlette.routing import Mount, Route, WebSocketRoute, request_response
 from strawberry.exceptions import ConnectionRejectionError
 
-from gateway.http.auth import WRITE, Access, RequireToken, TokenAuthentication, grant_of
+from gateway.http.auth import (
+    WRITE,
+    Access,
+    LoopbackOnly,
+    RequireToken,
+    TokenAuthentication,
+    grant_of,
+)
 from gateway.http.explorer import Explorer
 from gateway.http.graphql import SpecGraphQL
 from gateway.http.limits import BodySizeLimit
@@ -104,6 +111,14 @@ class GatewayGraphQL(SpecGraphQL):
     @property
     def graphql_ide_html(self) -> str:
         return self._playground.html
+
+    async def render_graphql_ide(self, request: Request) -> Response:
+        """The playground's page, which no other site may frame: its ``?q=`` document (a
+        mutation, perhaps) would be a click away under a page that hides it."""
+        response = await super().render_graphql_ide(request)
+        response.headers["Content-Security-Policy"] = "frame-ancestors 'none'"
+        response.headers["X-Frame-Options"] = "DENY"
+        return response
 
     def encode_json(self, data: object) -> str:
         """Every answer and WebSocket message, by the module's ``encode_json``."""
@@ -214,6 +229,11 @@ def create_app(
         ],
         middleware=[
             Middleware(StartRefusal),
+            *(
+                [Middleware(LoopbackOnly, origins=settings.cors_origins)]
+                if settings.loopback_only
+                else []
+            ),
             *cors_middleware(settings),
             Middleware(RequestIdMiddleware),
             Middleware(AuthenticationMiddleware, backend=TokenAuthentication(access)),

@@ -11,13 +11,20 @@ grant). It never refuses by itself — ``/health`` stays open — the guarded en
 wrapped in ``RequireToken``, which answers the one 401 response. A browser's GET of the
 GraphiQL page passes without a token (``playground=True``): the page is static. A WebSocket
 carries its token in ``connection_init``, checked by the GraphQL app's ``on_ws_connect``.
+
+``LoopbackOnly``: with no token, the gateway serves loopback only, and a request must name a
+loopback host too. A browser page of another site whose DNS name was rebound to 127.0.0.1
+sends its own name as ``Host`` (421, ``MISDIRECTED_REQUEST``); a page that opens a WebSocket
+to 127.0.0.1 (no CORS there) sends its ``Origin`` (403, ``FORBIDDEN``; a WebSocket is closed
+with 4403), unless it is one of the configured CORS origins. ``/mcp`` gets the same rule from
+the MCP SDK's transport security.
 """
 
 from __future__ import annotations
 
 import hmac
 from typing import TYPE_CHECKING
-from urllib.parse import parse_qs
+from urllib.parse import parse_qs, urlsplit
 
 from starlette.authentication import AuthCredentials, AuthenticationBackend, SimpleUser
 from starlette.datastructures import Headers
@@ -129,3 +136,55 @@ def _is_playground(scope: Scope) -> bool:
         return False
     accept = dict(scope["headers"]).get(b"accept", b"")
     return b"text/html" in accept
+
+
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
+
+
+def _loopback_host(value: str) -> bool:
+    """Whether a ``Host`` value (a name, an IPv4 address or a bracketed IPv6 one, and perhaps
+    a port) names a loopback host."""
+    name = value.strip().lower()
+    bracketed = name.startswith("[")
+    return (name[: name.find("]") + 1] if bracketed else name.partition(":")[0]) in LOOPBACK_NAMES
+
+
+def _loopback_origin(value: str) -> bool:
+    try:
+        parts = urlsplit(value.strip())
+        return parts.scheme in {"http", "https"} and _loopback_host(parts.netloc)
+    except ValueError:
+        return False
+
+
+class LoopbackOnly:
+    """ASGI middleware (used with no token configured): an HTTP request or WebSocket whose
+    ``Host`` is not a loopback name, or whose ``Origin`` (when sent) is not a loopback page,
+    is refused before anything else sees it; ``origins`` (the configured CORS origins) are
+    let through too."""
+
+    def __init__(self, app: ASGIApp, origins: tuple[str, ...] = ()) -> None:
+        self._app = app
+        self._origins = frozenset(origins)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in {"http", "websocket"}:
+            await self._app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        origin = headers.get("origin")
+        if not _loopback_host(headers.get("host", "")):
+            status, message, code = (
+                421,
+                "the Host header is not a loopback name",
+                "MISDIRECTED_REQUEST",
+            )
+        elif origin is not None and origin not in self._origins and not _loopback_origin(origin):
+            status, message, code = 403, "requests from this origin are refused", "FORBIDDEN"
+        else:
+            await self._app(scope, receive, send)
+            return
+        if scope["type"] == "websocket":
+            await send({"type": "websocket.close", "code": 4403, "reason": message})
+            return
+        await coded_error(status, message, code, accept_of(headers))(scope, receive, send)

@@ -19,6 +19,7 @@ from starlette.websockets import WebSocketDisconnect
 from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.fuzz.conftest import FUZZ, PYTHON_TEXT
+from tests.http.live import LOCAL_URL, LOCAL_WS
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -72,7 +73,7 @@ CONTENT_TYPES = st.sampled_from(
 @pytest.fixture
 def client(tmp_path: Path) -> Iterator[TestClient]:
     app = create_app(Settings(data_dir=tmp_path))
-    with TestClient(app, raise_server_exceptions=False) as client:
+    with TestClient(base_url=LOCAL_URL, app=app, raise_server_exceptions=False) as client:
         yield client
 
 
@@ -126,7 +127,9 @@ def test_any_query_string_answers_a_client_error_or_graphql(client: TestClient) 
 def test_a_malformed_websocket_message_closes_the_connection_cleanly(
     client: TestClient, message: str
 ) -> None:
-    with client.websocket_connect("/graphql", subprotocols=["graphql-transport-ws"]) as socket:
+    with client.websocket_connect(
+        f"{LOCAL_WS}/graphql", subprotocols=["graphql-transport-ws"]
+    ) as socket:
         socket.send_json({"type": "connection_init"})
         acknowledged = socket.receive_json()
         socket.send_text(message)

@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 
 from gateway.http.app import create_app
 from gateway.settings import Settings
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -23,7 +24,7 @@ READ_TOKEN = "read-token-52be1d"
 @pytest.fixture
 def open_client(tmp_path: Path) -> Iterator[TestClient]:
     """No token configured: everything is open (loopback only)."""
-    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(Settings(data_dir=tmp_path))) as client:
         yield client
 
 
@@ -31,7 +32,7 @@ def open_client(tmp_path: Path) -> Iterator[TestClient]:
 def client(tmp_path: Path) -> Iterator[TestClient]:
     """The internal and the read token are configured."""
     settings = Settings(data_dir=tmp_path, internal_token=INTERNAL_TOKEN, read_token=READ_TOKEN)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as client:
         yield client
 
 

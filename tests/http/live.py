@@ -22,6 +22,12 @@ if TYPE_CHECKING:
 START_TIMEOUT = 30.0
 
 
+# How the tests reach an app: by a loopback name, as a local client does (with no token the
+# gateway refuses any other ``Host``: ``gateway.http.auth.LoopbackOnly``).
+LOCAL_URL = "http://127.0.0.1"
+LOCAL_WS = "ws://127.0.0.1"  # TestClient.websocket_connect joins paths to ws://testserver
+
+
 @contextlib.contextmanager
 def serving(app: Starlette, ws: str = "none") -> Iterator[str]:
     """Serve ``app`` until the block ends (WebSockets with ``ws="websockets-sansio"``); yields its

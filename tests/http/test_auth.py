@@ -6,13 +6,18 @@ import hmac
 from typing import TYPE_CHECKING
 
 import pytest
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
 
+from gateway.http.app import create_app
 from gateway.http.auth import READ, WRITE, Access
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
+from tests.http.live import LOCAL_URL, LOCAL_WS
 
 if TYPE_CHECKING:
-    from starlette.testclient import TestClient
+    from pathlib import Path
+
 
 HEALTH = "{ health { status } }"
 DISABLE = "mutation { configureMemoryGraph(input: {enabled: false}) { __typename } }"
@@ -88,6 +93,92 @@ def test_without_a_configured_token_graphql_is_open(open_client: TestClient) -> 
 
     assert response.status_code == 200
     assert response.json() == {"data": {"configureMemoryGraph": {"__typename": "Health"}}}
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "rebound.example"},
+        {"Host": "rebound.example:17674"},
+        {"Host": "127.0.0.1.rebound.example"},
+        {"Host": "localhost.example"},
+        {"Host": "127.0.0.1", "Origin": "https://rebound.example"},
+        {"Host": "127.0.0.1", "Origin": "null"},
+        {"Host": "127.0.0.1", "Origin": "http://127.0.0.1.rebound.example"},
+    ],
+    ids=[
+        "host",
+        "host-port",
+        "host-prefix",
+        "host-suffix",
+        "origin",
+        "null-origin",
+        "origin-prefix",
+    ],
+)
+def test_without_a_token_a_request_not_from_loopback_is_refused_and_writes_nothing(
+    open_client: TestClient, headers: dict[str, str]
+) -> None:
+    # A page of another site whose name was rebound to 127.0.0.1 sends its own Host; a page
+    # posting to 127.0.0.1 sends its Origin.
+    refused = post(open_client, DISABLE, headers=headers)
+    metrics = open_client.get("/metrics", headers=headers)
+
+    expected = (421, "MISDIRECTED_REQUEST") if "Origin" not in headers else (403, "FORBIDDEN")
+    assert (refused.status_code, refused.json()["errors"][0]["extensions"]["code"]) == expected
+    assert metrics.status_code == expected[0]
+    status = post(open_client, HEALTH).json()["data"]["health"]["status"]
+    assert status != "DISABLED"  # the refused mutation changed nothing
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Host": "127.0.0.1:17674"},
+        {"Host": "localhost"},
+        {"Host": "LOCALHOST:80"},
+        {"Host": "[::1]:17674"},
+        {"Host": "127.0.0.1", "Origin": "http://localhost:5173"},
+        {"Host": "[::1]", "Origin": "http://[::1]:17674"},
+    ],
+    ids=["ipv4-port", "localhost", "upper-case", "ipv6", "local-origin", "ipv6-origin"],
+)
+def test_without_a_token_a_loopback_request_is_served(
+    open_client: TestClient, headers: dict[str, str]
+) -> None:
+    assert post(open_client, HEALTH, headers=headers).status_code == 200
+
+
+def test_without_a_token_a_websocket_from_another_origin_is_closed(
+    open_client: TestClient,
+) -> None:
+    with (
+        pytest.raises(WebSocketDisconnect) as closed,
+        open_client.websocket_connect(
+            f"{LOCAL_WS}/graphql",
+            subprotocols=["graphql-transport-ws"],
+            headers={"Origin": "https://rebound.example"},
+        ),
+    ):
+        pass
+
+    assert closed.value.code == 4403
+
+
+def test_without_a_token_a_configured_cors_origin_is_served(tmp_path: Path) -> None:
+    settings = Settings(data_dir=tmp_path, cors_origins=("https://notebook.example",))
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as local:
+        allowed = post(local, HEALTH, headers={"Origin": "https://notebook.example"})
+        other = post(local, HEALTH, headers={"Origin": "https://other.example"})
+
+    assert (allowed.status_code, other.status_code) == (200, 403)
+
+
+def test_with_a_token_the_host_is_not_checked(client: TestClient) -> None:
+    # Behind a token the gateway may serve any interface, under any name.
+    response = post(client, HEALTH, INTERNAL_TOKEN, headers={"Host": "memory.example"})
+
+    assert response.status_code == 200
 
 
 @pytest.mark.parametrize(

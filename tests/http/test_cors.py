@@ -10,6 +10,7 @@ from starlette.testclient import TestClient
 from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -28,7 +29,7 @@ def cors_client(tmp_path: Path) -> Iterator[TestClient]:
         cors_origins=(APP_ORIGIN,),
         cors_max_age=900,
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as client:
         yield client
 
 

@@ -23,6 +23,7 @@ from gateway.stores.embedded import EngineMismatchError
 from gateway.stores.sqlite.migrate import DATABASE_NAME, MIGRATED_DIRECTORY
 from tests.graphql.test_execution import DOCUMENT, record_every_label
 from tests.http.conftest import post
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -90,7 +91,9 @@ async def test_a_log_directory_is_migrated_once_and_answers_alike(
     default = Settings(data_dir=tmp_path, **ROOMY)  # type: ignore[arg-type]
     assert default.file_engine == "sqlite"
     graph = tmp_path / "graph"
-    with TestClient(create_app(dataclasses.replace(default, file_engine="log"))) as client:
+    with TestClient(
+        base_url=LOCAL_URL, app=create_app(dataclasses.replace(default, file_engine="log"))
+    ) as client:
         await record_every_label(OverHttp(client))
         expected = reads(client)
     log_files = sorted(path.name for path in graph.glob("log.*.jsonl"))
@@ -98,13 +101,13 @@ async def test_a_log_directory_is_migrated_once_and_answers_alike(
     assert not (graph / DATABASE_NAME).exists()
     caplog.set_level(logging.INFO, "gateway.stores.sqlite")
 
-    with TestClient(create_app(default)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(default)) as client:
         first = reads(client)
     first_migrations = migrations(caplog)
     progress = [record.getMessage() for record in caplog.records]
     database = (graph / DATABASE_NAME).stat()
     caplog.clear()
-    with TestClient(create_app(default)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(default)) as client:
         second = reads(client)
 
     assert first == expected
@@ -122,12 +125,12 @@ async def test_a_log_directory_is_migrated_once_and_answers_alike(
 def test_the_log_engine_on_a_migrated_directory_stops_the_start_with_one_line(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(Settings(data_dir=tmp_path))) as client:
         assert "errors" not in post(client, "{ __typename }").json()
     assert (tmp_path / "graph" / DATABASE_NAME).exists()
     app = create_app(Settings(data_dir=tmp_path, file_engine="log"))
 
-    with pytest.raises(EngineMismatchError), TestClient(app):
+    with pytest.raises(EngineMismatchError), TestClient(base_url=LOCAL_URL, app=app):
         pass
 
     critical = [r.getMessage() for r in caplog.records if r.levelno == logging.CRITICAL]

@@ -216,10 +216,10 @@ def sent(url: str, query: str, method: str = "POST") -> socket.socket:
     connection = socket.create_connection((address.hostname, address.port))
     if method == "GET":
         target = "/graphql?" + urlencode({"query": query})
-        connection.sendall(f"GET {target} HTTP/1.1\r\nHost: x\r\n\r\n".encode())
+        connection.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         return connection
     body = json.dumps({"query": query}).encode()
-    head = "POST /graphql HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+    head = "POST /graphql HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
     connection.sendall(f"{head}Content-Length: {len(body)}\r\n\r\n".encode() + body)
     return connection
 

@@ -11,6 +11,7 @@ from starlette.testclient import TestClient
 from gateway.http import explorer
 from gateway.http.app import create_app
 from gateway.settings import Settings
+from tests.http.live import LOCAL_URL
 
 ROOT = Path(__file__).parents[2]
 SOURCES = re.compile(r'(?:src|href)="([^"]*)"')
@@ -31,7 +32,7 @@ def test_the_built_explorer_is_served_without_a_token_and_only_from_its_origin(
 ) -> None:
     settings = Settings(data_dir=tmp_path / "data", internal_token="t", read_token="r")
 
-    with TestClient(create_app(settings)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as client:
         page = client.get("/explorer/")
         script = client.get("/explorer/cytoscape.min.js")
         bare = client.get("/explorer", follow_redirects=False)
@@ -50,7 +51,9 @@ def test_an_unbuilt_explorer_says_how_to_build_it(
 ) -> None:
     monkeypatch.setattr(explorer, "EXPLORER_DIR", tmp_path / "absent")
 
-    with TestClient(create_app(Settings(data_dir=tmp_path / "data"))) as client:
+    with TestClient(
+        base_url=LOCAL_URL, app=create_app(Settings(data_dir=tmp_path / "data"))
+    ) as client:
         page = client.get("/explorer/")
         root = client.get("/explorer")
 

@@ -16,6 +16,7 @@ from gateway.runtime.state import package_version
 from gateway.settings import FILE_ENGINES, Settings
 from gateway.stores.file.faults import DIRECTORY_CHECK_SECONDS
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
+from tests.http.live import LOCAL_URL
 from tests.timing import Pauses
 
 if TYPE_CHECKING:
@@ -70,7 +71,7 @@ def test_a_deleted_data_directory_is_degraded_and_refuses_writes(
     settings = Settings(
         data_dir=tmp_path, internal_token=INTERNAL_TOKEN, read_token=READ_TOKEN, file_engine=engine
     )
-    with TestClient(create_app(settings)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as client:
         assert observe(client, "s1")["__typename"] == "Observed"
 
         shutil.rmtree(tmp_path / "graph")
@@ -123,7 +124,7 @@ def test_a_failed_fsync_of_the_log_engine_is_degraded_until_a_write_succeeds(
             raise OSError(errno.EIO, os.strerror(errno.EIO))
         real_fsync(fd)
 
-    with TestClient(create_app(settings)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as client:
         observe(client, "s1")
         monkeypatch.setattr(os, "fsync", failing)
         refused = observe(client, "s2")

@@ -12,7 +12,7 @@ from starlette.testclient import TestClient
 from gateway.http.app import create_app
 from gateway.http.limits import BodySizeLimit
 from gateway.settings import Settings
-from tests.http.live import serving
+from tests.http.live import LOCAL_URL, serving
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -34,7 +34,9 @@ def body_of(size: int) -> bytes:
 
 @pytest.fixture
 def small(tmp_path: Path) -> Iterator[TestClient]:
-    with TestClient(create_app(Settings(data_dir=tmp_path, max_body_bytes=LIMIT))) as client:
+    with TestClient(
+        base_url=LOCAL_URL, app=create_app(Settings(data_dir=tmp_path, max_body_bytes=LIMIT))
+    ) as client:
         yield client
 
 
@@ -142,7 +144,7 @@ def test_a_chunked_body_over_the_limit_is_refused_by_the_real_server(tmp_path: P
 def test_the_document_limits_come_from_the_settings(tmp_path: Path) -> None:
     settings = Settings(data_dir=tmp_path, max_aliases=1, introspection=False)
 
-    with TestClient(create_app(settings)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as client:
         aliased = client.post(
             "/graphql", json={"query": "{ a: health { status } b: health { status } }"}
         )

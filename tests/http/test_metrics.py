@@ -12,6 +12,7 @@ from gateway.http.app import create_app
 from gateway.observability.metrics import MAX_OPERATION_NAMES, Metrics
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -32,7 +33,7 @@ def app(tmp_path: Path) -> Starlette:
 
 @pytest.fixture
 def client(app: Starlette) -> Iterator[TestClient]:
-    with TestClient(app) as client:
+    with TestClient(base_url=LOCAL_URL, app=app) as client:
         yield client
 
 
@@ -71,7 +72,7 @@ def test_metrics_need_a_token_when_one_is_configured(client: TestClient, token: 
 
 
 def test_metrics_are_open_without_a_configured_token(tmp_path: Path) -> None:
-    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(Settings(data_dir=tmp_path))) as client:
         response = client.get("/metrics")
 
     assert response.status_code == 200

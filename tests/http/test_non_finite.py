@@ -25,6 +25,7 @@ from gateway.stores.file.store import FileStore
 from resolvers.records import EdgeRecord, EdgeType, Label, NodeRecord, node_id
 from tests import builders as b
 from tests.http.conftest import post
+from tests.http.live import LOCAL_URL, LOCAL_WS
 from tests.http.test_subscriptions import (
     HANG_GUARD_SECONDS,
     PROTOCOL,
@@ -258,8 +259,8 @@ def test_a_graph_event_of_a_node_holding_a_stored_non_finite_value_is_json(
     app = create_app(Settings(data_dir=tmp_path, fsync=False, file_engine=engine))
 
     with (
-        TestClient(app) as client,
-        client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws,
+        TestClient(base_url=LOCAL_URL, app=app) as client,
+        client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws,
     ):
         ws.send_json({"type": "connection_init", "payload": {}})
         assert receive(ws) == {"type": "connection_ack"}

@@ -13,6 +13,7 @@ from gateway.http import playground
 from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -39,7 +40,7 @@ def no_assets(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def serve(tmp_path: Path) -> Iterator[TestClient]:
     settings = Settings(data_dir=tmp_path, internal_token=INTERNAL_TOKEN, read_token=READ_TOKEN)
-    with TestClient(create_app(settings)) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as client:
         yield client
 
 
@@ -68,6 +69,15 @@ def test_with_assets_installed_the_page_references_only_the_gateway(
     assert script.text == "/* graphiql.min.js */"
 
 
+def test_no_other_site_may_frame_the_page(offline_client: TestClient) -> None:
+    # A shared ``?q=`` link holds a document: framed under another page, a click would run it.
+    page = offline_client.get("/graphql?q=mutation%20%7B%20x%20%7D", headers=HTML)
+
+    assert page.status_code == 200
+    assert page.headers["Content-Security-Policy"] == "frame-ancestors 'none'"
+    assert page.headers["X-Frame-Options"] == "DENY"
+
+
 def test_assets_and_a_shared_page_need_no_token(offline_client: TestClient) -> None:
     style = offline_client.get("/graphql/assets/graphiql.min.css")
     shared = offline_client.get("/graphql?q=%7Bhealth%7Bstatus%7D%7D", headers=HTML)
@@ -90,7 +100,7 @@ def test_without_assets_the_page_loads_pinned_cdn_files_and_says_how_to_install(
 ) -> None:
     caplog.set_level(logging.INFO, logger="gateway.http.playground")
 
-    with TestClient(create_app(Settings(data_dir=tmp_path))) as client:
+    with TestClient(base_url=LOCAL_URL, app=create_app(Settings(data_dir=tmp_path))) as client:
         page = client.get("/graphql", headers=HTML).text
 
     for asset in playground.ASSETS:

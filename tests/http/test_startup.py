@@ -9,6 +9,7 @@ from starlette.testclient import TestClient
 
 from gateway.http.app import create_app
 from gateway.settings import Settings
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -21,7 +22,7 @@ def test_started_is_called_once_the_runtime_runs_and_before_any_request(tmp_path
         started=lambda: seen.append(type(app.state.runtime).__name__),
     )
 
-    with TestClient(app) as client:
+    with TestClient(base_url=LOCAL_URL, app=app) as client:
         assert seen == ["Runtime"]
         assert client.get("/health").status_code == 200
         assert client.get("/health").status_code == 200

@@ -14,6 +14,7 @@ from starlette.websockets import WebSocketDisconnect
 from gateway.http.app import create_app
 from gateway.settings import Settings
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN, post
+from tests.http.live import LOCAL_URL, LOCAL_WS
 from tests.timing import Pauses, once_within
 
 if TYPE_CHECKING:
@@ -62,7 +63,7 @@ def app(tmp_path: Path) -> Starlette:
 
 @pytest.fixture
 def client(app: Starlette) -> Iterator[TestClient]:
-    with TestClient(app) as client:
+    with TestClient(base_url=LOCAL_URL, app=app) as client:
         yield client
 
 
@@ -94,7 +95,7 @@ def subscribe(ws: WebSocketTestSession, session: str = "s1", operation: str = "1
 def subscriber(
     client: TestClient, token: str | None = READ_TOKEN
 ) -> Iterator[WebSocketTestSession]:
-    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+    with client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws:
         assert connect(ws, token) == {"type": "connection_ack"}
         subscribe(ws)
         yield ws
@@ -149,7 +150,7 @@ def test_several_subscribers_each_receive_every_event(client: TestClient, app: S
 
 
 def test_a_subscriber_sees_only_its_session(client: TestClient, app: Starlette) -> None:
-    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+    with client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws:
         connect(ws, READ_TOKEN)
         subscribe(ws, session="other")
         subscribe(ws, session="s1", operation="2")
@@ -164,7 +165,7 @@ def test_a_subscriber_sees_only_its_session(client: TestClient, app: Starlette) 
 
 
 def test_a_read_token_may_subscribe_but_not_mutate(client: TestClient) -> None:
-    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+    with client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws:
         ack = connect(ws, READ_TOKEN)
         ws.send_json({"id": "m", "type": "subscribe", "payload": {"query": FIRST_MESSAGE}})
         answer = receive(ws)
@@ -181,7 +182,7 @@ def test_a_connection_without_a_valid_token_is_refused(
     client: TestClient, token: str | None
 ) -> None:
     with (
-        client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws,
+        client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws,
         pytest.raises(WebSocketDisconnect) as refused,
     ):
         connect(ws, token)
@@ -230,7 +231,7 @@ def test_an_unexpected_error_over_websocket_is_masked(
         raise RuntimeError("internal detail")
 
     monkeypatch.setattr(app.state.runtime, "health", broken)
-    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+    with client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws:
         connect(ws, READ_TOKEN)
         ws.send_json(
             {"id": "q", "type": "subscribe", "payload": {"query": "{ health { status } }"}}
@@ -253,7 +254,7 @@ def search(task: str) -> str:
 
 
 def test_relationship_fields_of_an_event_are_current(client: TestClient, app: Starlette) -> None:
-    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+    with client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws:
         connect(ws, READ_TOKEN)
         ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": PAPER_EVENTS}})
         wait_for_subscribers(app, 1)
@@ -286,7 +287,7 @@ def test_a_refused_subscription_gets_an_error_message(
 ) -> None:
     # The protocol's ``error``, never a bare ``complete`` a client would take for a stream
     # that ended.
-    with client.websocket_connect("/graphql", subprotocols=[PROTOCOL]) as ws:
+    with client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[PROTOCOL]) as ws:
         assert connect(ws, READ_TOKEN) == {"type": "connection_ack"}
         ws.send_json({"id": "1", "type": "subscribe", "payload": {"query": document}})
         message = receive(ws)

@@ -8,6 +8,7 @@ import pytest
 from starlette.websockets import WebSocketDisconnect
 
 from tests.http.conftest import INTERNAL_TOKEN, READ_TOKEN
+from tests.http.live import LOCAL_WS
 
 if TYPE_CHECKING:
     from starlette.testclient import TestClient
@@ -20,7 +21,7 @@ def handshake(
     client: TestClient, payload: dict[str, str] | None, protocol: str = PROTOCOL
 ) -> dict[str, object]:
     """Send ``connection_init`` with ``payload``; the server's first message."""
-    with client.websocket_connect("/graphql", subprotocols=[protocol]) as socket:
+    with client.websocket_connect(f"{LOCAL_WS}/graphql", subprotocols=[protocol]) as socket:
         init: dict[str, object] = {"type": "connection_init"}
         if payload is not None:
             init["payload"] = payload

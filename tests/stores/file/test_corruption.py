@@ -23,6 +23,7 @@ from gateway.settings import FILE_ENGINES, Settings
 from gateway.stores.file.framing import CorruptLogError
 from gateway.stores.file.store import FileStore
 from resolvers.records import Label, NodeRecord
+from tests.http.live import LOCAL_URL
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -185,7 +186,7 @@ def test_the_server_logs_one_clear_line_when_it_cannot_start(
     (tmp_path / "graph" / "log.00000000.jsonl").write_bytes(good + line(b"{}"))
     app = create_app(Settings(data_dir=tmp_path, file_engine=engine))
 
-    with pytest.raises(CorruptLogError), TestClient(app):
+    with pytest.raises(CorruptLogError), TestClient(base_url=LOCAL_URL, app=app):
         pass
 
     critical = [r.getMessage() for r in caplog.records if r.levelno == logging.CRITICAL]
