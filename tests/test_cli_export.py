@@ -122,3 +122,26 @@ async def test_an_unknown_session_exits_1(
 
     assert code == 1
     assert "session not found: nobody" in capsys.readouterr().err
+
+
+async def test_an_output_that_cannot_be_written_exits_1_in_one_line(
+    gql: GraphQLClient,
+    store: GraphStore,
+    settings: Settings,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    await record_sample_session(gql)
+    await store.aclose()
+    use(monkeypatch, settings, store)
+
+    codes = [
+        await run("export", "--session", SESSION, "--format", "mermaid", "--output", str(output))
+        for output in (tmp_path, tmp_path / "absent" / "session.mmd")
+    ]
+
+    err = capsys.readouterr().err
+    assert codes == [1, 1]
+    assert "Traceback" not in err
+    assert [line.split(":")[0] for line in err.splitlines()] == ["science-memory"] * 2

@@ -30,6 +30,7 @@ from gateway.exports.formats import (
     mermaid_escape,
 )
 from resolvers.errors import InvalidInputError, NodeNotFoundError, QueryLimitExceededError
+from resolvers.records import EdgeRecord, EdgeType
 from tests.sample_session import SESSION, record_sample_session
 
 if TYPE_CHECKING:
@@ -163,6 +164,29 @@ async def test_graphml_of_a_text_xml_forbids_is_well_formed(
     assert f"{node.key}\ufffd" in keys
 
 
+async def test_graphml_keeps_apart_ids_that_differ_only_in_what_xml_forbids(
+    records: SessionRecords,
+) -> None:
+    # Each forbidden character replaced by U+FFFD would make one <node> of three.
+    node = records.nodes[0]
+    odd = [
+        dataclasses.replace(node, id=f"{node.id}{char}", key=f"{node.key}{char}")
+        for char in ("\ufffe", "\uffff", "\ufffd")
+    ]
+    edges = [EdgeRecord(EdgeType.NEXT, odd[0].id, odd[1].id, {})]
+    odd_records = dataclasses.replace(records, nodes=odd, edges=edges)
+
+    content = export_session(odd_records, ExportFormat.GRAPHML).content
+
+    ns = {"g": GRAPHML_NS}
+    root = ET.fromstring(content)
+    ids = [element.get("id") for element in root.findall("g:graph/g:node", ns)]
+    (edge,) = root.findall("g:graph/g:edge", ns)
+    assert len(set(ids)) == 3
+    assert (edge.get("source"), edge.get("target")) == (ids[0], ids[1])
+    assert ids[2] == f"{node.id}\ufffd;"
+
+
 async def test_mermaid_names_every_node_and_edge(records: SessionRecords) -> None:
     content = export_session(records, ExportFormat.MERMAID).content
 
@@ -185,10 +209,28 @@ async def test_mermaid_names_every_node_and_edge(records: SessionRecords) -> Non
         ("a<b>&c", "a#lt;b#gt;#amp;c"),
         ("#1 `x`", "#35;1 #96;x#96;"),
         ("two\nlines", "two lines"),
+        ("%%{init: {'theme':'dark'}}%%", "#37;#37;{init: {'theme':'dark'}}#37;#37;"),
     ],
 )
 def test_mermaid_labels_are_escaped(text: str, escaped: str) -> None:
     assert mermaid_escape(text) == escaped
+
+
+async def test_no_stored_text_is_a_mermaid_directive(records: SessionRecords) -> None:
+    # Mermaid reads ``%%{init: …}%%`` anywhere in the text, a label or a comment line alike.
+    directive = "%%{init: {'theme':'dark','themeCSS':'svg{display:none}'}}%%"
+    node = records.nodes[0]
+    changed = dataclasses.replace(
+        node, id=f"{node.id}{directive}", props={**node.props, "coreObjective": directive}
+    )
+    odd = dataclasses.replace(
+        records, session_id=directive, nodes=[changed, *records.nodes[1:]], edges=[]
+    )
+
+    content = export_session(odd, ExportFormat.MERMAID).content
+
+    assert "%%{" not in content
+    assert f"%% n0 = {node.id}%25%25{{init:" in content
 
 
 async def test_an_unknown_session_is_not_found(store: GraphStore) -> None:

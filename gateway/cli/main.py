@@ -30,11 +30,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         code: int = args.handler(args, settings)
     except Exception as exc:
-        # A store another process holds, or one that cannot be read: one line, not a trace.
+        # A store another process holds, or one that cannot be read, or a file named on the
+        # command line that cannot be written or read: one line, not a trace.
         from gateway.runtime.state import STARTUP_ERRORS
         from resolvers.errors import StoreUnavailableError
 
-        if not isinstance(exc, (*STARTUP_ERRORS, StoreUnavailableError)):
+        if not isinstance(exc, (*STARTUP_ERRORS, StoreUnavailableError, OSError)):
             raise
         print(f"science-memory: {exc}", file=sys.stderr)
         return 1

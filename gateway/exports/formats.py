@@ -132,7 +132,7 @@ def to_graphml(records: SessionRecords) -> str:
         root, _tag("graph"), {"id": records.session_id, "edgedefault": "directed"}
     )
     for node in records.nodes:
-        element = ET.SubElement(graph, _tag("node"), {"id": node.id})
+        element = ET.SubElement(graph, _tag("node"), {"id": xml_id(node.id)})
         values = (
             node.label.value,
             node.key,
@@ -144,7 +144,11 @@ def to_graphml(records: SessionRecords) -> str:
         for (key_id, _), value in zip(_NODE_KEYS, values, strict=True):
             _data(element, key_id, value)
     for index, edge in enumerate(records.edges):
-        attributes = {"id": f"e{index}", "source": edge.source, "target": edge.target}
+        attributes = {
+            "id": f"e{index}",
+            "source": xml_id(edge.source),
+            "target": xml_id(edge.target),
+        }
         element = ET.SubElement(graph, _tag("edge"), attributes)
         _data(element, "type", edge.type.value)
         if edge.props:
@@ -158,6 +162,21 @@ def to_graphml(records: SessionRecords) -> str:
 
 # Every character but those XML 1.0 allows (its ``Char`` production).
 _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+# ... and U+FFFD, which ``xml_id`` writes before an escaped character.
+_NOT_XML_ID = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffc\U00010000-\U0010ffff]")
+
+
+def xml_id(node_id: str) -> str:
+    """A node id as an XML attribute, one to one: an id of characters XML allows is itself;
+    a character it forbids (U+FFFE, U+FFFF, a control character, a lone surrogate: only
+    stored text can hold them) is written ``\ufffdx<hex>;`` and a U+FFFD ``\ufffd;``, so two
+    ids never become one ``<node>`` as they would if each forbidden character were replaced."""
+    return _NOT_XML_ID.sub(_escaped_in_id, node_id)
+
+
+def _escaped_in_id(found: re.Match[str]) -> str:
+    char = found.group()
+    return "\N{REPLACEMENT CHARACTER};" if char == "\ufffd" else f"\ufffdx{ord(char):x};"
 
 
 def _json_text(props: Mapping[str, Any]) -> str:
@@ -193,6 +212,7 @@ _MERMAID_ESCAPES = {
     ">": "#gt;",
     "&": "#amp;",
     "`": "#96;",
+    "%": "#37;",  # no ``%%{…}%%`` directive: stored text must not set the renderer's config
 }
 MERMAID_LABEL_LENGTH = 60
 
@@ -201,10 +221,10 @@ def to_mermaid(records: SessionRecords) -> str:
     """A ``flowchart LR``: nodes ``n0…`` (a ``%%`` comment names each one's global id), labelled
     ``Label: caption``, one class per label; edges labelled with their type."""
     short = {node.id: f"n{index}" for index, node in enumerate(records.nodes)}
-    lines = [f"%% ScienceMemory session {_one_line(records.session_id)}", "flowchart LR"]
+    lines = [f"%% ScienceMemory session {_comment(records.session_id)}", "flowchart LR"]
     for node in records.nodes:
         text = mermaid_escape(f"{node.label.value}: {caption(node, MERMAID_LABEL_LENGTH)}")
-        lines.append(f"%% {short[node.id]} = {_one_line(node.id)}")
+        lines.append(f"%% {short[node.id]} = {_comment(node.id)}")
         lines.append(f'  {short[node.id]}["{text}"]:::{node.label.value}')
     for edge in records.edges:
         lines.append(f"  {short[edge.source]} -->|{edge.type.value}| {short[edge.target]}")
@@ -220,6 +240,12 @@ def mermaid_escape(text: str) -> str:
 
 def _one_line(text: str) -> str:
     return " ".join(text.split())
+
+
+def _comment(text: str) -> str:
+    """An id in a ``%%`` comment line: one line, its ``%`` written ``%25`` (Mermaid looks for a
+    ``%%{…}%%`` directive anywhere in the text, comments included)."""
+    return _one_line(text).replace("%", "%25")
 
 
 _RENDERERS: dict[ExportFormat, Callable[[SessionRecords], str]] = {

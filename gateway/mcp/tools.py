@@ -147,12 +147,33 @@ def in_tool_words(text: str) -> str:
     return _TOOL_WORD.sub(lambda match: _TOOL_WORDS[match.group()], text)
 
 
+# A use case names an entry of a cite map by its place in the event's list of aliases.
+_CITE_ENTRY = re.compile(r"(cites_\w+?)\[\d+\]\.(\w+)")
+_CAMEL_HUMP = re.compile(r"(?<=[a-z0-9])([A-Z])")
+
+
+def tool_argument(field: str) -> str:
+    """The argument a use case's ``InvalidInput.field`` names, as the tool spells it: no
+    ``input.`` prefix, snake case (``limitPerType`` → ``limit_per_type``), and a cite map's
+    entry (``cites_evidence[1].alias``) as the map (``cites_evidence``; an artifact's
+    version as ``cites_artifact_versions``)."""
+    field = _CAMEL_HUMP.sub(lambda hump: f"_{hump.group(1).lower()}", field.removeprefix("input."))
+    entry = _CITE_ENTRY.fullmatch(field)
+    if entry is None:
+        return field
+    if entry.group(1) == "cites_artifacts" and entry.group(2) == "version":
+        return "cites_artifact_versions"
+    return entry.group(1)
+
+
 def error_payload(exc: DomainError) -> Payload:
     """The GraphQL error member of ``exc``, as JSON, in the tools' words."""
     member = member_for(exc)
     payload: Payload = {"__typename": type(member).__name__}
     for field in dataclasses.fields(member):
         value = _plain(getattr(member, field.name))
+        if field.name == "field" and isinstance(value, str):
+            value = tool_argument(value)
         payload[field.name] = in_tool_words(value) if isinstance(value, str) else value
     return payload
 

@@ -2,7 +2,8 @@
 
 * ``_entities`` (the federation entry point a router calls with ``{__typename, id}``
   representations) answers a malformed representation with ``InvalidInput`` at that position,
-  instead of letting strawberry fail on it (an unknown type name, a missing or extra key).
+  instead of letting strawberry fail on it (an unknown type name, a missing or extra key, an
+  id no store can hold), the others resolved as ever.
 * Errors are logged by message only, secrets masked (``gateway.observability.redaction``), never
   with the line of the document they point at; unexpected ones are logged with their traceback by
   ``MaskUnexpectedErrors``, so the client's own mistakes are logged only at DEBUG.
@@ -25,7 +26,9 @@ from strawberry.types import ExecutionResult, Info  # noqa: TC002
 from strawberry.types.graphql import OperationType
 
 from gateway.observability.redaction import redact, request_secrets
+from gateway.schema.arguments import MAX_LOOKUP_ID
 from resolvers.errors import InvalidInputError
+from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -98,4 +101,14 @@ def _reference_problem(representation: Any, index: int, entities: set[str]) -> A
         representation["id"], str | int
     ):
         return InvalidInputError(f"{field}.id", "give exactly the key field `id` (a node id)")
+    node_id = representation["id"]
+    if isinstance(node_id, str):
+        # What ``CheckedArguments`` refuses in any other field's id (a lone surrogate, which no
+        # store can encode, and a length no stored id has), at this position only.
+        try:
+            check_unicode(node_id, f"{field}.id")
+        except InvalidInputError as exc:
+            return exc
+        if len(node_id) > MAX_LOOKUP_ID:
+            return InvalidInputError(f"{field}.id", f"at most {MAX_LOOKUP_ID} characters")
     return None

@@ -87,3 +87,31 @@ async def test_a_representation_of_the_wrong_type_resolves_to_null(gql: GraphQLC
     )
 
     assert found["_entities"] == [None]
+
+
+async def test_an_id_no_store_can_hold_is_invalid_at_its_position_alone(
+    gql: GraphQLClient,
+) -> None:
+    # A lone surrogate cannot be encoded by any store; an id of 8,193 characters is longer
+    # than any stored one. Neither may fail the batch it came in.
+    await b.execution(gql, "s1", "e1", artifacts=[b.artifact("fig")])
+    representations = [
+        artifact("fig#v1"),
+        {"__typename": "Artifact", "id": "\ud800"},
+        {"__typename": "Code", "id": "Code:e1"},
+        {"__typename": "Code", "id": "C" * 8193},
+    ]
+
+    result = await gql.raw(ENTITIES, representations=representations)
+
+    assert [e and e["id"] for e in result.data["_entities"]] == [
+        "Artifact:fig#v1",
+        None,
+        "Code:e1",
+        None,
+    ]
+    refused = {tuple(error.path): error.extensions for error in result.errors}
+    assert refused == {
+        ("_entities", 1): {"code": "INVALID_INPUT", "field": "representations[1].id"},
+        ("_entities", 3): {"code": "INVALID_INPUT", "field": "representations[3].id"},
+    }

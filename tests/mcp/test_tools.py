@@ -179,6 +179,31 @@ async def test_bad_arguments_name_the_field(runtime: Runtime) -> None:
     assert stray["field"] == "cites_artifact_versions"
 
 
+async def test_a_refused_argument_is_named_as_the_tool_spells_it(runtime: Runtime) -> None:
+    # The use cases name GraphQL's arguments (``limitPerType``, ``input.content``) and a cite
+    # by its place in a list the agent never sent; the agent sent these.
+    calls = {
+        "limit_per_type": ("recall", {"topic": "x", "limit_per_type": 0}),
+        "session_id": ("declare_claim", claim_arguments(session_id="", cites_evidence={"A": "x"})),
+        "cites_evidence": ("declare_claim", claim_arguments(cites_evidence={"ok": "x", " B": "x"})),
+        "cites_artifact_versions": (
+            "declare_claim",
+            claim_arguments(cites_artifacts={"A": "fig"}, cites_artifact_versions={"A": -1}),
+        ),
+        "content": ("declare_evidence", evidence_arguments(content="", source_paper_link=DOI)),
+    }
+    async with connected(runtime) as client:
+        named = {
+            argument: failure(await client.call_tool(tool, arguments))["field"]
+            for argument, (tool, arguments) in calls.items()
+        }
+    async with connected(runtime, REVIEWER) as client:
+        hops = failure(await client.call_tool("trace_provenance", {"node_id": "f", "max_hops": 0}))
+
+    assert named == {argument: argument for argument in calls}
+    assert hops["field"] == "max_hops"
+
+
 async def test_query_graph_finds_what_search_nodes_finds(
     runtime: Runtime, gql: GraphQLClient
 ) -> None:
