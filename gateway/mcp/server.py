@@ -11,21 +11,26 @@ the agent's read-only tools, ``review`` → the reviewer.
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from typing import TYPE_CHECKING, Any
 
+import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
 
 from gateway.mcp.tools import Caller, Role, call_tool, offered
 from gateway.runtime.state import Runtime, package_version
 
 if TYPE_CHECKING:
-    from collections.abc import AsyncIterator, Callable
+    from collections.abc import AsyncIterable, AsyncIterator, Callable
 
+    from anyio.streams.memory import MemoryObjectSendStream
     from mcp.server import ServerRequestContext
     from starlette.types import ASGIApp, Scope
 
@@ -93,9 +98,49 @@ async def serve_stdio(settings: Settings, role: Role) -> None:
             instructions=REVIEWER_INSTRUCTIONS if role is Role.REVIEWER else INSTRUCTIONS,
         )
         async with stdio_server() as (read_stream, write_stream):
-            await server.run(read_stream, write_stream, server.create_initialization_options())
+            readable, sifted = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            async with anyio.create_task_group() as tasks:
+                tasks.start_soon(_answer_unreadable, read_stream, readable, write_stream)
+                await server.run(sifted, write_stream, server.create_initialization_options())
     finally:
         await runtime.aclose()
+
+
+async def _answer_unreadable(
+    lines: AsyncIterable[SessionMessage | Exception],
+    readable: MemoryObjectSendStream[SessionMessage | Exception],
+    answers: Any,
+) -> None:
+    """Hand the server the lines that are JSON-RPC messages; answer each other line with a
+    JSON-RPC error at once (the SDK's stdio transport passes it on as an exception, which the
+    server only logs, so a client would wait for its answer for ever): ``-32700`` for a line
+    that is not JSON the SDK reads (a lone surrogate included), ``-32600`` for JSON that is no
+    message (a batch array), with the request's ``id`` when the line has a usable one."""
+    async with readable:
+        async for line in lines:
+            if not isinstance(line, Exception):
+                await readable.send(line)
+                continue
+            logger.info("unreadable line on stdin: %s", line)
+            await answers.send(SessionMessage(_unreadable(line)))
+
+
+def _unreadable(exc: Exception) -> types.JSONRPCError:
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    parse = any(error["type"] == "json_invalid" for error in errors)
+    sent = errors[0].get("input") if errors else None
+    request_id = None
+    with contextlib.suppress(ValueError, TypeError):
+        text = json.loads(sent) if isinstance(sent, str) else sent
+        if isinstance(text, dict) and isinstance(text.get("id"), str | int):
+            request_id = text["id"]
+    code, message = (
+        (types.PARSE_ERROR, "Parse error: the line is not JSON this server reads")
+        if parse
+        else (types.INVALID_REQUEST, "Invalid request: the line is not a JSON-RPC message")
+    )
+    error = types.ErrorData(code=code, message=message)
+    return types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error)
 
 
 # --- streamable HTTP -------------------------------------------------------------------------

@@ -4,6 +4,7 @@ subprocess on stdio, and ``/mcp`` on a running gateway (streamable HTTP, bearer 
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -176,6 +177,34 @@ def test_stdio_on_a_directory_a_gateway_serves_points_to_its_endpoint(tmp_path: 
     assert done.returncode == 1
     assert "/mcp" in done.stderr
     assert done.stdout == ""
+
+
+def test_stdio_answers_a_line_it_cannot_read(tmp_path: Path) -> None:
+    # The SDK's stdio transport hands such a line to the server as an exception, which it
+    # only logs: a client would wait for the answer to request 2 for ever.
+    server = stdio(tmp_path)
+    call = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall",'
+    lines = ["not json", call + '"arguments":{"topic":"\\ud800"}}}', "[1, 2]", '{"id": 3,']
+
+    done = subprocess.run(
+        [server.command, *server.args],
+        env=server.env,
+        cwd=server.cwd,
+        input="".join(f"{line}\n" for line in lines),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+    answers = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(a.get("id"), a["error"]["code"]) for a in answers] == [
+        (None, -32700),
+        (2, -32700),
+        (None, -32600),
+        (None, -32700),
+    ]
+    assert done.returncode == 0
 
 
 async def test_http_refuses_json_it_cannot_read_as_a_parse_error(gateway_url: str) -> None:
