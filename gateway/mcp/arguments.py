@@ -38,8 +38,10 @@ class QueryGraphArguments(ToolArguments):
     )
     node_id: str | None = Field(
         default=None,
-        description="One node to look at: its id as returned by this tool, or a domain key "
-        "(an artifact id, `<artifactId>#v<n>`, an evidence id, a Paper link, a file id).",
+        description="One node to look at, its texts whole (a list cuts texts over 400 "
+        "characters and names them in cut_properties): its id as returned by this tool, or "
+        "a domain key (an artifact id, `<artifactId>#v<n>`, an evidence id, a Paper link, a "
+        "file id).",
     )
     chain: ChainKind | None = Field(
         default=None,

@@ -98,16 +98,19 @@ class ToolSpec:
 # --- the results -----------------------------------------------------------------------------
 
 
-def node_summary(node: NodeRecord) -> Payload:
-    """A node as the LLM sees it: long texts are cut (``query_graph`` with ``node_id`` shows
-    the same cut; the full text is in the node's source)."""
-    properties = {
-        name: (value[:PROPERTY_TEXT_LIMIT] + "…")
-        if isinstance(value, str) and len(value) > PROPERTY_TEXT_LIMIT
-        else value
+def node_summary(node: NodeRecord, *, whole: bool = False) -> Payload:
+    """A node as the LLM sees it: in a list, a text over ``PROPERTY_TEXT_LIMIT`` characters is
+    cut (ending in "…") and named in ``cut_properties``; ``whole`` (one node asked for by its
+    id) keeps every text whole."""
+    cut = [
+        name
         for name, value in node.props.items()
-    }
-    return {
+        if not whole and isinstance(value, str) and len(value) > PROPERTY_TEXT_LIMIT
+    ]
+    properties = dict(node.props)
+    for name in cut:
+        properties[name] = properties[name][:PROPERTY_TEXT_LIMIT] + "…"
+    summary: Payload = {
         "id": node.id,
         "label": node.label.value,
         "key": node.key,
@@ -115,6 +118,9 @@ def node_summary(node: NodeRecord) -> Payload:
         "created_at": node.created_at.isoformat(),
         "properties": properties,
     }
+    if cut:
+        summary["cut_properties"] = cut
+    return summary
 
 
 def _edge(edge: EdgeRecord) -> Payload:
@@ -196,7 +202,7 @@ async def query_graph(runtime: Runtime, a: QueryGraphArguments) -> Payload:
         }
     if a.node_id is not None:
         node = await resolve.resolve_node(store, a.node_id, session_id=a.session_id)
-        return {"nodes": [node_summary(node)], "total": 1, "truncated": False}
+        return {"nodes": [node_summary(node, whole=True)], "total": 1, "truncated": False}
     if a.query is not None:
         page = await search.search_nodes(
             store, a.query, session_id=a.session_id, labels=a.labels, first=a.first

@@ -118,6 +118,32 @@ async def test_declared_evidence_is_cited_by_a_claim_with_its_chip(
     ]
 
 
+async def test_a_long_text_is_cut_in_a_list_and_whole_for_its_node(
+    runtime: Runtime, gql: GraphQLClient
+) -> None:
+    await b.tool_call(gql, S, "subtask:mcp:inv-1", papers=[b.paper(DOI)])
+    content = "TP53 " + "x" * 5_000
+    async with connected(runtime) as client:
+        evidence = answer(
+            await client.call_tool(
+                "declare_evidence", evidence_arguments(content=content, source_paper_link=DOI)
+            )
+        )
+        listed = answer(
+            await client.call_tool("query_graph", {"session_id": S, "labels": ["Evidence"]})
+        )
+        alone = answer(
+            await client.call_tool("query_graph", {"session_id": S, "node_id": evidence["node_id"]})
+        )
+
+    (in_list,) = listed["nodes"]
+    (node,) = alone["nodes"]
+    assert in_list["properties"]["content"] == content[:400] + "…"
+    assert in_list["cut_properties"] == ["content"]
+    assert node["properties"]["content"] == content
+    assert "cut_properties" not in node
+
+
 async def test_rejected_declare_is_a_tool_error_with_the_graphql_instruction(
     runtime: Runtime, gql: GraphQLClient
 ) -> None:
