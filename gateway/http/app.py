@@ -49,6 +49,7 @@ from gateway.http.auth import (
     RequireToken,
     TokenAuthentication,
     grant_of,
+    loopback_origin,
 )
 from gateway.http.explorer import Explorer
 from gateway.http.graphql import SpecGraphQL
@@ -111,6 +112,14 @@ class GatewayGraphQL(SpecGraphQL):
     @property
     def graphql_ide_html(self) -> str:
         return self._playground.html
+
+    def is_websocket_origin_allowed(self, request: WebSocket, origin: str) -> bool:
+        """A page of another origin may subscribe when it is a configured CORS origin (as
+        strawberry decides from ``allowed_origins``) or, without a token, a loopback page
+        (what ``LoopbackOnly`` lets through over HTTP too)."""
+        if super().is_websocket_origin_allowed(request, origin):
+            return True
+        return self._access.open and loopback_origin(origin)
 
     async def render_graphql_ide(self, request: Request) -> Response:
         """The playground's page, which no other site may frame: its ``?q=`` document (a
@@ -180,7 +189,11 @@ def create_app(
     tracing = tracing_from(settings)
     observer = Observer(metrics, tracing.tracer if tracing is not None else None)
     graphql = GatewayGraphQL(
-        access, playground, limits=limits or limits_of(settings), observer=observer
+        access,
+        playground,
+        limits=limits or limits_of(settings),
+        observer=observer,
+        allowed_origins=settings.cors_origins,
     )
     guarded = RequireToken(
         BodySizeLimit(graphql, settings.max_body_bytes, settings.body_timeout_seconds),

@@ -23,6 +23,7 @@ the MCP SDK's transport security.
 from __future__ import annotations
 
 import hmac
+import re
 from typing import TYPE_CHECKING
 from urllib.parse import parse_qs, urlsplit
 
@@ -141,18 +142,23 @@ def _is_playground(scope: Scope) -> bool:
 LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost", "[::1]"})
 
 
+# A Host value: a name, an IPv4 address or a bracketed IPv6 one, then perhaps ``:<port>``.
+_HOST = re.compile(r"(\[[^\]]*\]|[^:\[\]]*)(?::(\d{1,5}))?")
+
+
 def _loopback_host(value: str) -> bool:
-    """Whether a ``Host`` value (a name, an IPv4 address or a bracketed IPv6 one, and perhaps
-    a port) names a loopback host."""
-    name = value.strip().lower()
-    bracketed = name.startswith("[")
-    return (name[: name.find("]") + 1] if bracketed else name.partition(":")[0]) in LOOPBACK_NAMES
+    """Whether a ``Host`` value names a loopback host (and nothing else: a port of digits
+    at most)."""
+    found = _HOST.fullmatch(value.strip().lower())
+    return found is not None and found.group(1) in LOOPBACK_NAMES
 
 
-def _loopback_origin(value: str) -> bool:
+def loopback_origin(value: str) -> bool:
+    """Whether an ``Origin`` value is a page on a loopback host: a scheme and a host, no more."""
     try:
         parts = urlsplit(value.strip())
-        return parts.scheme in {"http", "https"} and _loopback_host(parts.netloc)
+        bare = not (parts.path or parts.query or parts.fragment or "@" in parts.netloc)
+        return parts.scheme in {"http", "https"} and bare and _loopback_host(parts.netloc)
     except ValueError:
         return False
 
@@ -179,7 +185,7 @@ class LoopbackOnly:
                 "the Host header is not a loopback name",
                 "MISDIRECTED_REQUEST",
             )
-        elif origin is not None and origin not in self._origins and not _loopback_origin(origin):
+        elif origin is not None and origin not in self._origins and not loopback_origin(origin):
             status, message, code = 403, "requests from this origin are refused", "FORBIDDEN"
         else:
             await self._app(scope, receive, send)

@@ -20,12 +20,13 @@ import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
-from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.message import SessionMessage
 from pydantic import ValidationError
 
 from gateway.mcp.tools import Caller, Role, call_tool, offered
 from gateway.runtime.state import Runtime, package_version
+from resolvers.errors import InvalidInputError
+from resolvers.validate import check_unicode
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterable, AsyncIterator, Callable
@@ -130,10 +131,15 @@ def _unreadable(exc: Exception) -> types.JSONRPCError:
     parse = any(error["type"] == "json_invalid" for error in errors)
     sent = errors[0].get("input") if errors else None
     request_id = None
-    with contextlib.suppress(ValueError, TypeError):
+    with contextlib.suppress(ValueError, TypeError, RecursionError):
         text = json.loads(sent) if isinstance(sent, str) else sent
-        if isinstance(text, dict) and isinstance(text.get("id"), str | int):
+        if isinstance(text, dict) and type(text.get("id")) in {str, int}:  # no bool
             request_id = text["id"]
+    if isinstance(request_id, str):
+        try:
+            check_unicode(request_id, "id")
+        except InvalidInputError:
+            request_id = None  # a lone surrogate: no answer could carry it
     code, message = (
         (types.PARSE_ERROR, "Parse error: the line is not JSON this server reads")
         if parse
@@ -167,7 +173,8 @@ class HttpEndpoint:
             app=server,
             stateless=True,
             json_response=True,
-            security_settings=_security(settings),
+            # No transport security of the SDK's own: without a token the gateway's
+            # ``LoopbackOnly`` checks Host and Origin on every path, this one included.
             max_request_body_size=settings.max_body_bytes,
         )
         self.app: ASGIApp = StreamableHTTPASGIApp(self.manager)
@@ -176,15 +183,3 @@ class HttpEndpoint:
     async def running(self) -> AsyncIterator[None]:
         async with self.manager.run():
             yield
-
-
-def _security(settings: Settings) -> TransportSecuritySettings | None:
-    """Without a token the gateway serves loopback only; then a browser page of another
-    origin must not reach the tools through a rebound DNS name either."""
-    if not settings.loopback_only:
-        return None
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )

@@ -105,6 +105,12 @@ def test_without_a_configured_token_graphql_is_open(open_client: TestClient) -> 
         {"Host": "127.0.0.1", "Origin": "https://rebound.example"},
         {"Host": "127.0.0.1", "Origin": "null"},
         {"Host": "127.0.0.1", "Origin": "http://127.0.0.1.rebound.example"},
+        {"Host": "127.0.0.1:abc"},
+        {"Host": "localhost:17674/rebound"},
+        {"Host": "[::1]x"},
+        {"Host": "127.0.0.1", "Origin": "http://127.0.0.1:17674, https://rebound.example"},
+        {"Host": "127.0.0.1", "Origin": "http://localhost@rebound.example"},
+        {"Host": "127.0.0.1", "Origin": "http://localhost:17674/rebound"},
     ],
     ids=[
         "host",
@@ -114,6 +120,12 @@ def test_without_a_configured_token_graphql_is_open(open_client: TestClient) -> 
         "origin",
         "null-origin",
         "origin-prefix",
+        "host-bad-port",
+        "host-path",
+        "host-after-bracket",
+        "origin-list",
+        "origin-userinfo",
+        "origin-path",
     ],
 )
 def test_without_a_token_a_request_not_from_loopback_is_refused_and_writes_nothing(
@@ -172,6 +184,59 @@ def test_without_a_token_a_configured_cors_origin_is_served(tmp_path: Path) -> N
         other = post(local, HEALTH, headers={"Origin": "https://other.example"})
 
     assert (allowed.status_code, other.status_code) == (200, 403)
+
+
+def subscribed(client: TestClient, origin: str, token: str | None = None) -> bool:
+    """Whether a WebSocket from a page on ``origin`` is acknowledged."""
+    payload = {"Authorization": f"Bearer {token}"} if token else {}
+    try:
+        with client.websocket_connect(
+            f"{LOCAL_WS}/graphql",
+            subprotocols=["graphql-transport-ws"],
+            headers={"Origin": origin},
+        ) as socket:
+            socket.send_json({"type": "connection_init", "payload": payload})
+            return bool(socket.receive_json() == {"type": "connection_ack"})
+    except WebSocketDisconnect:
+        return False
+
+
+def test_without_a_token_a_local_page_of_another_port_may_subscribe(
+    open_client: TestClient,
+) -> None:
+    # A development server's page (a Vite app on :5173) beside the gateway.
+    assert subscribed(open_client, "http://localhost:5173")
+    assert subscribed(open_client, "http://[::1]:8080")
+    assert not subscribed(open_client, "https://pages.example")
+
+
+def test_a_configured_cors_origin_may_subscribe(tmp_path: Path) -> None:
+    settings = Settings(
+        data_dir=tmp_path,
+        internal_token=INTERNAL_TOKEN,
+        read_token=READ_TOKEN,
+        cors_origins=("https://notebook.example",),
+    )
+    with TestClient(base_url=LOCAL_URL, app=create_app(settings)) as local:
+        assert subscribed(local, "https://notebook.example", READ_TOKEN)
+        assert not subscribed(local, "https://other.example", READ_TOKEN)
+
+
+@pytest.mark.parametrize("host", ["LOCALHOST", "127.0.0.1", "localhost:80", "[::1]:17674"])
+def test_without_a_token_the_tools_follow_the_same_host_rule(
+    open_client: TestClient, host: str
+) -> None:
+    listed = open_client.post(
+        "/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"},
+        headers={"Host": host, "Accept": "application/json, text/event-stream"},
+    )
+    refused = open_client.post("/mcp", json={}, headers={"Host": "rebound.example"})
+
+    assert listed.status_code == 200
+    assert "query_graph" in listed.text
+    assert refused.status_code == 421
+    assert refused.json()["errors"][0]["extensions"]["code"] == "MISDIRECTED_REQUEST"
 
 
 def test_with_a_token_the_host_is_not_checked(client: TestClient) -> None:

@@ -184,7 +184,14 @@ def test_stdio_answers_a_line_it_cannot_read(tmp_path: Path) -> None:
     # only logs: a client would wait for the answer to request 2 for ever.
     server = stdio(tmp_path)
     call = '{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"recall",'
-    lines = ["not json", call + '"arguments":{"topic":"\\ud800"}}}', "[1, 2]", '{"id": 3,']
+    lines = [
+        "not json",
+        call + '"arguments":{"topic":"\\ud800"}}}',
+        "[1, 2]",
+        '{"id": 3,',
+        '{"jsonrpc":"2.0","id":"\\ud800","method":"tools/list"}',  # no answer can carry it
+        "[" * 100_000 + "]" * 100_000,
+    ]
 
     done = subprocess.run(
         [server.command, *server.args],
@@ -202,6 +209,8 @@ def test_stdio_answers_a_line_it_cannot_read(tmp_path: Path) -> None:
         (None, -32700),
         (2, -32700),
         (None, -32600),
+        (None, -32700),
+        (None, -32700),
         (None, -32700),
     ]
     assert done.returncode == 0
