@@ -14,10 +14,10 @@ carries its token in ``connection_init``, checked by the GraphQL app's ``on_ws_c
 
 ``LoopbackOnly``: with no token, the gateway serves loopback only, and a request must name a
 loopback host too. A browser page of another site whose DNS name was rebound to 127.0.0.1
-sends its own name as ``Host`` (421, ``MISDIRECTED_REQUEST``); a page that opens a WebSocket
-to 127.0.0.1 (no CORS there) sends its ``Origin`` (403, ``FORBIDDEN``; a WebSocket is closed
-with 4403), unless it is one of the configured CORS origins. ``/mcp`` gets the same rule from
-the MCP SDK's transport security.
+sends its own name as ``Host`` (421, ``MISDIRECTED_REQUEST``); a page of another site that
+posts to 127.0.0.1 sends its ``Origin`` (403, ``FORBIDDEN``; a WebSocket is closed with 4403),
+unless that is a loopback page or one of the configured CORS origins. The rule holds on every
+path, ``/mcp`` included (the MCP SDK's own check, stricter about case and ports, is off).
 """
 
 from __future__ import annotations
