@@ -233,11 +233,10 @@ def create_app(
             Route("/graphql", guarded),  # its own 405 answers a GraphQL error
             WebSocketRoute("/graphql", graphql),
             Mount("/graphql/assets", app=playground.assets),
-            Route(
-                "/mcp",
-                RequireToken(tools.app),
-                methods=["GET", "POST", "DELETE"],
-            ),
+            # POST only: stateless and answering in JSON, the tools have no event stream a
+            # GET could open (the SDK's would only ping, holding its connection) and no
+            # session a DELETE could end; 405 is what MCP asks of such a server.
+            Route("/mcp", RequireToken(tools.app), methods=["POST"]),
             *explorer.routes(),
         ],
         middleware=[

@@ -139,10 +139,30 @@ async def test_http_without_a_valid_token_is_refused(gateway_url: str) -> None:
         wrong = await http.post(
             f"{gateway_url}/mcp", json=initialize, headers={"Authorization": "Bearer nope"}
         )
-        page = await http.get(f"{gateway_url}/mcp", headers={"Accept": "text/html"})
 
-    assert missing.status_code == wrong.status_code == page.status_code == 401
+    assert missing.status_code == wrong.status_code == 401
     assert missing.headers["WWW-Authenticate"].startswith("Bearer")
+
+
+async def test_http_offers_no_stream_of_its_own(gateway_url: str) -> None:
+    # Stateless, answering in JSON: nothing would ever come down a GET's event stream, which
+    # held its connection open (pinging) for as long as the client kept it, outside every
+    # timeout. MCP's answer for a server without that stream is 405.
+    headers = {
+        "Authorization": f"Bearer {INTERNAL}",
+        "Accept": "text/event-stream",
+        "mcp-protocol-version": "2025-06-18",
+    }
+    async with httpx2.AsyncClient(headers=headers, timeout=10) as http:
+        async with http.stream("GET", f"{gateway_url}/mcp") as stream:
+            get = stream.status_code, stream.headers.get("allow")
+        delete = await http.delete(f"{gateway_url}/mcp")
+    async with over_http(gateway_url, INTERNAL) as client:  # the SDK's client does without
+        found = answer(await client.call_tool("query_graph", {"session_id": "s1", "query": "x"}))
+
+    assert get == (405, "POST")
+    assert (delete.status_code, delete.headers.get("allow")) == (405, "POST")
+    assert found == {"nodes": [], "total": 0, "truncated": False}
 
 
 async def test_the_reviewer_token_may_query_graphql_but_not_mutate(gateway_url: str) -> None:
