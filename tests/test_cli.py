@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import gc
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 import uvicorn
@@ -13,6 +14,9 @@ import uvicorn
 from gateway.cli import main as cli
 from gateway.schema import schema_sdl
 from gateway.settings import Settings
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -30,10 +34,14 @@ def settings(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Settings:
 
 
 @pytest.fixture
-def uvicorn_calls(monkeypatch: pytest.MonkeyPatch) -> list[dict[str, Any]]:
+def uvicorn_calls(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[dict[str, Any]]]:
     calls: list[dict[str, Any]] = []
     monkeypatch.setattr(uvicorn, "run", lambda app, **kwargs: calls.append(kwargs))
-    return calls
+    # ``serve`` tunes the interpreter for a serving process: this one's is given back.
+    threshold, interval = gc.get_threshold(), sys.getswitchinterval()
+    yield calls
+    gc.set_threshold(*threshold)
+    sys.setswitchinterval(interval)
 
 
 def test_export_schema_writes_the_schema(tmp_path: Path) -> None:
@@ -93,6 +101,17 @@ def test_serve_bounds_a_websocket_message_like_a_request_body(
     cli.main(["serve"])
 
     assert [call["ws_max_size"] for call in uvicorn_calls] == [2048]
+
+
+def test_serve_hands_the_gil_to_a_waiting_thread_within_a_millisecond(
+    uvicorn_calls: list[dict[str, Any]],
+) -> None:
+    sys.setswitchinterval(0.005)  # Python's own
+
+    cli.main(["serve"])
+
+    assert len(uvicorn_calls) == 1
+    assert sys.getswitchinterval() == pytest.approx(0.001)
 
 
 def test_a_bad_setting_exits_2_with_its_name(

@@ -96,7 +96,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
         HeadTimeoutProtocol,
         fit_open_file_limit,
         settle_startup_heap,
-        tune_collector,
+        tune_interpreter,
     )
     from gateway.observability.logs import configure_logging
 
@@ -114,7 +114,7 @@ def serve_command(args: argparse.Namespace, settings: Settings) -> int:
             "no internal token configured: serving on loopback only (%s), without authentication",
             settings.host,
         )
-    tune_collector()
+    tune_interpreter()
     uvicorn.run(
         create_app(settings, started=settle_startup_heap),
         host=settings.host,

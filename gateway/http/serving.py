@@ -16,6 +16,7 @@ import gc
 import json
 import logging
 import resource
+import sys
 from typing import TYPE_CHECKING, Any
 
 import h11
@@ -32,12 +33,20 @@ logger = logging.getLogger(__name__)
 # answer is sent) set off five young collections, and every other request a collection of the
 # middle generation: ~0.8 ms of its ~17 ms in-process (SQLite engine, 1M nodes).
 YOUNG_COLLECTION_THRESHOLD = 10_000
+# How long a thread holding the GIL may keep it from a thread waiting for it, instead of
+# Python's 5 ms. Every SQLite statement and thread hand-off releases the GIL and takes it back:
+# while a long document was parsed on the parse thread, an observe (a few dozen of those)
+# waited up to 5 ms at each, 120-150 ms in all in half the runs (bench/README.md, "The GIL's
+# switch interval"); at 1 ms, 30-37 ms.
+SWITCH_INTERVAL_SECONDS = 0.001
 
 
-def tune_collector() -> None:
-    """For a serving process: collect the young generation less often (see above)."""
+def tune_interpreter() -> None:
+    """For a serving process: collect the young generation less often, and hand the GIL to a
+    waiting thread sooner (see above)."""
     _, middle, old = gc.get_threshold()
     gc.set_threshold(YOUNG_COLLECTION_THRESHOLD, middle, old)
+    sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
 
 
 def collect_between_requests() -> None:
