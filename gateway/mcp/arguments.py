@@ -4,12 +4,14 @@ Names are snake_case like the reference agent's tools; labels and chain kinds ar
 spellings (``Paper``, ``viewCitedPaper``). The field descriptions are read by an LLM: they say
 what to put there and where the value comes from. Bounds that the use cases enforce anyway
 (lengths, ``first``, ``max_hops``) are left to them, so a bad value gets the same error as over
-GraphQL.
+GraphQL. Integers are taken only as JSON integers: not ``"5"``, not ``true``.
 """
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, Strict
 
 from resolvers.chains import ChainKind
 from resolvers.memory import MemoryRecordType
@@ -17,6 +19,7 @@ from resolvers.provenance import DEFAULT_MAX_HOPS, DEFAULT_TARGET, MAX_HOPS_LIMI
 from resolvers.records import Label
 
 _SESSION = Field(description="The id of the research session you are working in.")
+Integer = Annotated[int, Strict()]
 
 
 class ToolArguments(BaseModel):
@@ -49,7 +52,7 @@ class QueryGraphArguments(ToolArguments):
         "from a report Artifact, viewSourcePaper from an Evidence, viewProducingCode from an "
         "Artifact. The answer is empty when the chain does not exist for that node.",
     )
-    first: int = Field(default=20, description="At most this many nodes (1-500).")
+    first: Integer = Field(default=20, description="At most this many nodes (1-500).")
 
 
 class DeclareEvidenceArguments(ToolArguments):
@@ -93,7 +96,7 @@ class DeclareClaimArguments(ToolArguments):
         'table), e.g. {"F1": "fig-survival"}. Its latest version is cited unless '
         "cites_artifact_versions pins one.",
     )
-    cites_artifact_versions: dict[str, int] = Field(
+    cites_artifact_versions: dict[str, Integer] = Field(
         default_factory=dict,
         description="Optional: chip alias (of cites_artifacts) → the version to cite.",
     )
@@ -107,7 +110,7 @@ class DeclareClaimArguments(ToolArguments):
         description="The report artifact the claim will be stated in, when you know it; it is "
         "linked as soon as that report version exists.",
     )
-    artifact_version: int | None = Field(
+    artifact_version: Integer | None = Field(
         default=None, description="With artifact_id: the report's version."
     )
 
@@ -124,7 +127,7 @@ class TraceProvenanceArguments(ToolArguments):
         default=DEFAULT_TARGET,
         description="Trace until a node of this label (default: the session's ResearchGoal).",
     )
-    max_hops: int = Field(
+    max_hops: Integer = Field(
         default=DEFAULT_MAX_HOPS, description=f"How far to walk upstream (1-{MAX_HOPS_LIMIT})."
     )
 
@@ -139,8 +142,8 @@ class RecallArguments(ToolArguments):
         description="Only these record types: finding, ideation (directions judged before, "
         "with their feasibility), strategy, pitfall. Default: all four.",
     )
-    limit_per_type: int = Field(default=10, description="At most this many per type (1-100).")
+    limit_per_type: Integer = Field(default=10, description="At most this many per type (1-100).")
 
 
 class LessonsArguments(ToolArguments):
-    limit: int = Field(default=20, description="At most this many lessons (1-200).")
+    limit: Integer = Field(default=20, description="At most this many lessons (1-200).")

@@ -205,6 +205,37 @@ async def test_bad_arguments_name_the_field(runtime: Runtime) -> None:
     assert stray["field"] == "cites_artifact_versions"
 
 
+async def test_an_integer_argument_takes_only_a_json_integer(runtime: Runtime) -> None:
+    # The tool's schema says integer: a string of digits or a boolean is a client's mistake,
+    # refused with the argument's name rather than read as a number.
+    calls: dict[str, tuple[str, dict[str, Any]]] = {
+        "first": ("query_graph", {"session_id": S, "query": "x", "first": "5"}),
+        "limit_per_type": ("recall", {"topic": "x", "limit_per_type": True}),
+        "cites_artifact_versions.A": (
+            "declare_claim",
+            claim_arguments(cites_artifacts={"A": "fig"}, cites_artifact_versions={"A": "1"}),
+        ),
+    }
+    async with connected(runtime) as client:
+        refused = {
+            argument: failure(await client.call_tool(tool, arguments))
+            for argument, (tool, arguments) in calls.items()
+        }
+        found = answer(
+            await client.call_tool("query_graph", {"session_id": S, "query": "x", "first": 5})
+        )
+    async with connected(runtime, REVIEWER) as client:
+        hops = failure(
+            await client.call_tool("trace_provenance", {"node_id": "f", "max_hops": 2.0})
+        )
+
+    assert {name: (e["code"], e["field"]) for name, e in refused.items()} == {
+        name: ("INVALID_INPUT", name) for name in calls
+    }
+    assert (hops["code"], hops["field"]) == ("INVALID_INPUT", "max_hops")
+    assert found["total"] == 0
+
+
 async def test_a_refused_argument_is_named_as_the_tool_spells_it(runtime: Runtime) -> None:
     # The use cases name GraphQL's arguments (``limitPerType``, ``input.content``) and a cite
     # by its place in a list the agent never sent; the agent sent these.
