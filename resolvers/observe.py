@@ -413,6 +413,8 @@ async def _merge_step(
     step, created = await writer.merge_node(
         label, key, session_id, create=fields, update=update, step=True, erase=True
     )
+    if scope and task is None and created:
+        await writer.claim_scope(node_id(Label.TASK, scope), step.id)
     await place_step(writer, step, before[0] if before else None)
     return step, created
 
@@ -493,16 +495,26 @@ async def record_artifact(
         "content_hash": artifact.content_hash,
     }
     rank = artifact_rank(fields)
+    key = artifact_key(artifact.artifact_id, artifact.version)
+    (stored,) = await writer.tx.get_nodes([node_id(Label.ARTIFACT, key)])
+    # A cleaned session's late event producing one of its soft-marked versions again brings it
+    # back: an acknowledged write is one its reads answer (another session's is refused below).
+    revived = stored is not None and stored.deleted and stored.session_id == session_id
+
+    def update(old: NodeRecord) -> Mapping[str, Any]:
+        own = fields if wins(rank, artifact_rank(old.props)) else {}
+        return {**own, "deleted_session": None} if revived else own
+
     node, created = await writer.merge_node(
         Label.ARTIFACT,
-        artifact_key(artifact.artifact_id, artifact.version),
+        key,
         session_id,
         create={"artifact_id": artifact.artifact_id, "version": artifact.version, **fields},
-        update=lambda old: fields if wins(rank, artifact_rank(old.props)) else {},
+        update=update,
         erase=True,
     )
     await writer.connect(EdgeType.PRODUCES, code, node.id)
-    if created:
+    if created or revived:
         await _link_versions(writer, node)
     for ref in artifact.input_artifact_versions:
         source = node_id(Label.ARTIFACT, artifact_key(ref.artifact_id, ref.version))
@@ -628,6 +640,8 @@ async def _record_paper(
         update=lambda old: {
             **paper_metadata(old.props, metadata, at, call),
             "first_retrieved_at": min(str(old.get("first_retrieved_at", at)), at),
+            # The latest of every observation's time, whichever arrived first (SPEC §3.9).
+            "retrieved_at": max(str(old.get("retrieved_at", at)), at),
         },
     )
     await writer.connect(EdgeType.PRODUCES, call, paper.id)

@@ -60,6 +60,7 @@ LATEST_TIME = datetime(2999, 12, 31, 23, 59, 59, 999_999, tzinfo=UTC)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 # Separates a Paper id's session from its link (``Paper:<sessionId>|<link>``, SPEC §2.1).
 SESSION_SEPARATOR = "|"
+KEY_SEPARATOR = ":"
 # A surrogate code point in a str is half of a UTF-16 pair: it cannot be stored as UTF-8.
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _ID_FIELDS = re.compile(r"(^|_)(id|ids|hash|alias|version)$|^input_source_files$")
@@ -302,9 +303,17 @@ def check_text(name: str, value: str, path: str) -> None:
     check_key_form(name, value, path)
     if name == "session_id" and SESSION_SEPARATOR in value:
         raise InvalidInputError(path, f"must not contain {SESSION_SEPARATOR!r} (Paper ids use it)")
+    if name == "session_id" and KEY_SEPARATOR in value:
+        # ``source_file:session:<sessionId>:<path>`` would not say where the session ends: session
+        # "a" with path "b:c" and session "a:b" with path "c" would name one file.
+        raise InvalidInputError(path, f"must not contain {KEY_SEPARATOR!r} (file ids use it)")
     check_characters(value, path, single_line=identifier)
     if name in _LINK_FIELDS and len(value.encode()) > MAX_LINK_BYTES:
         raise InvalidInputError(path, f"at most {MAX_LINK_BYTES} bytes in UTF-8")
+    if name in _LINK_FIELDS and len(normalize_link(value).encode()) > MAX_LINK_BYTES:
+        # Normalising escapes spaces and non-ASCII (one byte may become three): the stored form,
+        # which the Paper's id holds, must fit too.
+        raise InvalidInputError(path, f"at most {MAX_LINK_BYTES} bytes in UTF-8 once normalised")
     if name in _LINK_FIELDS and _UNSAFE_SCHEME.match(_BLANKS.sub("", value)):
         raise InvalidInputError(path, "must not use a scheme that runs code or reads local files")
 

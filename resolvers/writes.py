@@ -6,7 +6,7 @@ truth (``written`` is 0 for a re-sent event) and knows every node it touched.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
@@ -72,11 +72,13 @@ class Writer:
         if existing is not None and existing.session_id != session_id:
             raise KeyOwnedByOtherSessionError(identity, key, existing.session_id, session_id)
         if existing is None:
+            parked = await self.tx.take_parked(identity)
+            await self._refuse_claimed(identity, key, session_id, parked)
             props = clean_props({**create, **_resolve(update, None)})
             seq = await self.tx.next_seq(session_id) if step else 0
             node = NodeRecord(identity, label, key, session_id, self.now, props, seq)
             await self._save(node)
-            await self._release_parked(node)
+            await self._release_parked(node, parked)
             return node, True
         changes = _resolve(update, existing)
         if not erase:
@@ -120,12 +122,30 @@ class Writer:
         if await self.tx.delete_edge(edge_type, source, target):
             self.written += 1
 
-    async def _release_parked(self, created: NodeRecord) -> None:
-        """Make the edges parked for ``created``. One that another session parked to join it
-        to its own node is dropped (SPEC §3.8: it would change ``created``'s session's graph,
-        as it is refused when ``created`` came first), but an ``input`` edge, which a later
-        session may draw to another's node."""
-        for edge in await self.tx.take_parked(created.id):
+    async def claim_scope(self, scope: str, step: str) -> None:
+        """Note that ``step`` names the subagent scope ``scope``, not stored yet, as its own
+        session's: a ``contains`` edge parked for the scope that is never made (the scope
+        contains its chain's head when it arrives, ``resolvers.steps.attach_scope_head``)."""
+        await self.tx.park_edge(EdgeRecord(EdgeType.CONTAINS, scope, step), scope)
+
+    async def _refuse_claimed(
+        self, identity: str, key: str, session_id: str, parked: Sequence[EdgeRecord]
+    ) -> None:
+        """A scope that another session's steps named first is that session's (SPEC §3.8: the
+        first write that names a key owns it), as a step naming a stored scope is refused."""
+        claims = [edge.target for edge in parked if edge.type is EdgeType.CONTAINS]
+        for step in await self.tx.get_nodes(claims) if claims else ():
+            if step is not None and step.session_id != session_id:
+                raise KeyOwnedByOtherSessionError(identity, key, step.session_id, session_id)
+
+    async def _release_parked(self, created: NodeRecord, parked: Sequence[EdgeRecord]) -> None:
+        """Make the edges parked for ``created``, but a scope's claims (``claim_scope``). One
+        that another session parked to join it to its own node is dropped (SPEC §3.8: it would
+        change ``created``'s session's graph, as it is refused when ``created`` came first), but
+        an ``input`` edge, which a later session may draw to another's node."""
+        for edge in parked:
+            if edge.type is EdgeType.CONTAINS:
+                continue
             far = edge.target if edge.source == created.id else edge.source
             if edge.type is not EdgeType.INPUT:
                 (other,) = await self.tx.get_nodes([far])

@@ -43,6 +43,22 @@ X_DOI = "https://doi.org/10.1000/x"
 ISO = {t: b.at(t).replace("+00:00", ".000000Z") for t in (10, 20, 30)}
 
 
+async def test_a_paper_found_again_by_the_same_call_keeps_the_latest_time(
+    gql: GraphQLClient,
+) -> None:
+    def found(at: float) -> Step:
+        return lambda gql, s: b.tool_call(
+            gql, s, f"subtask:mcp:{s}-q", at, papers=[b.paper("10.1000/x", "T")]
+        )
+
+    await _in_both_orders(gql, [found(10), found(20)])
+
+    for session in ("fwd", "rev"):
+        paper = b.props_of(await b.subgraph(gql, session), f"Paper:{session}|{X_DOI}")
+        assert (paper["retrieval_count"], paper["retrieved_at"]) == (1, ISO[20]), session
+        assert paper["first_retrieved_at"] == ISO[10], session
+
+
 async def test_a_reupload_never_mixes_two_uploads(gql: GraphQLClient) -> None:
     def upload(at: float, size: int, digest: str) -> Step:
         return lambda gql, s: b.upload(

@@ -126,6 +126,44 @@ async def test_a_later_session_cannot_cite_a_soft_deleted_artifact(gql: GraphQLC
     )
 
 
+async def test_its_own_session_producing_a_soft_deleted_version_again_revives_it(
+    gql: GraphQLClient,
+) -> None:
+    """A write the gateway acknowledges is readable: a late event of a cleaned session that
+    produces one of its soft-marked versions again brings that version back, whole."""
+    await reported_session(gql)
+    await b.execution(gql, "s1", "s1-e3", 30, artifacts=[b.artifact("fig", 2)])
+    await b.cleanup_session(gql, "s1")
+
+    observed = await b.execution(gql, "s1", "s1-e1", 10, artifacts=[b.artifact("fig")])
+
+    assert FIG in observed["nodeIds"]
+    assert (await b.node(gql, FIG, "s1"))["id"] == FIG
+    lists = await gql.execute(LISTS)
+    assert lists["nodesByType"] == {"total": 1, "nodes": [{"id": FIG}]}
+    assert (lists["edgesByType"]["total"], lists["searchNodes"]["total"]) == (2, 1)
+    assert (await b.chain(gql, "fig", "VIEW_PRODUCING_CODE"))["__typename"] == "Chain"
+    assert (await b.node(gql, "Artifact:fig#v2", "s1"))["__typename"] == "NodeNotFound"
+    cited = await b.claim(gql, "s1", artifacts=[("fig", 1)])
+    assert cited["__typename"] == "ClaimDeclared"
+    redeclared = await b.declare_artifact(gql, "s1", "s1-e3", b.artifact("fig", 2))
+    assert redeclared["artifact"] == {"id": "Artifact:fig#v2"}
+    assert (await b.node(gql, "Artifact:fig#v2", "s1"))["id"] == "Artifact:fig#v2"
+
+
+async def test_a_cleaned_session_declaring_a_soft_deleted_version_revives_it(
+    gql: GraphQLClient,
+) -> None:
+    await reported_session(gql)
+    await b.cleanup_session(gql, "s1")
+
+    declared = await b.declare_artifact(gql, "s1", "s1-e1", b.artifact("fig"))
+
+    assert declared["__typename"] == "ArtifactRegistered"
+    assert (await b.node(gql, FIG, "s1"))["id"] == FIG
+    assert (await b.subgraph(gql, "s1"))["total"] == 1
+
+
 async def test_project_cleanup_deletes_every_node_of_its_sessions(
     gql: GraphQLClient, store: GraphStore
 ) -> None:

@@ -37,6 +37,18 @@ async def _execution(gql: GraphQLClient, session: str, execution_id: str, **extr
 NODE = "query($id: ID!) { node(nodeId: $id) { ... on GraphNode { sessionId properties } } }"
 
 
+async def _subagent(gql: GraphQLClient, session: str, subagent_id: str) -> Any:
+    value = {
+        "subagentId": subagent_id,
+        "sessionId": session,
+        "turnId": "turn-1",
+        "objective": "o",
+        "createdAt": b.at(0),
+        "status": "running",
+    }
+    return await b.mutate(gql, "observeSubagent", "ObserveSubagentInput", value, OWNED)
+
+
 async def _props(gql: GraphQLClient, node_id: str) -> dict[str, Any]:
     node = (await gql.execute(NODE, id=node_id))["node"]
     props: dict[str, Any] = node["properties"]
@@ -179,13 +191,14 @@ async def test_an_upload_key_naming_another_session_is_refused_and_that_session_
     gql: GraphQLClient,
 ) -> None:
     squat = await b.upload(gql, "B", "data.csv", fileId=b.file_id("A", "data.csv"))
-    # A session whose id begins with the other's is another session too.
+    # A session id holding ":" would make the file id ambiguous ("A:b" + "c" is "A" + "b:c").
     prefix = await b.upload(gql, "A:b", "data.csv", fileId=b.file_id("A", "data.csv"))
 
     own = await b.upload(gql, "A", "data.csv")
 
     assert (squat["__typename"], squat["field"]) == ("InvalidInput", "input.fileId")
-    assert (prefix["__typename"], prefix["field"]) == ("InvalidInput", "input.fileId")
+    assert (prefix["__typename"], prefix["field"]) == ("InvalidInput", "sessionId")
+    assert prefix["message"] == "sessionId: must not contain ':' (file ids use it)"
     assert (await b.subgraph(gql, "B"))["nodes"] == []
     assert own["__typename"] == "Observed"
     assert (await _props(gql, "SourceFile:" + b.file_id("A", "data.csv")))["sessionId"] == "A"
@@ -239,6 +252,29 @@ async def test_a_step_naming_a_subagent_not_observed_yet_is_kept_in_its_own_sess
 
     assert early["__typename"] == "Observed"
     assert b.node_ids(await b.subgraph(gql, "B")) >= {"ToolCall:subtask:subagent:sub-1:exec:exec-b"}
+
+
+async def test_a_subagent_scope_is_the_session_s_whose_steps_named_it_first(
+    gql: GraphQLClient,
+) -> None:
+    early = await _execution(gql, "A", "exec-a", parentSubagentId="sub-1")
+
+    taken = await _subagent(gql, "B", "sub-1")
+    own = await _subagent(gql, "A", "sub-1")
+
+    assert early["__typename"] == "Observed"
+    assert taken["__typename"] == "KeyOwnedByOtherSession"
+    assert (taken["ownerSessionId"], taken["key"]) == ("A", "subtask:subagent:sub-1")
+    assert (await b.subgraph(gql, "B"))["nodes"] == []
+    assert own["__typename"] == "Observed"
+    scope = await gql.execute(
+        'query { node(nodeId: "subtask:subagent:sub-1") { ... on Task { sessionId '
+        "firstChild { id } } } }"
+    )
+    assert scope["node"] == {
+        "sessionId": "A",
+        "firstChild": {"id": "ToolCall:subtask:subagent:sub-1:exec:exec-a"},
+    }
 
 
 async def test_an_artifact_declared_for_an_execution_another_session_observes_later_stays_apart(

@@ -77,6 +77,24 @@ async def test_a_link_too_long_to_index_is_rejected_and_the_others_recorded(
     assert b.node_ids(graph, "PAPER") == {"Paper:s1|https://x.org/1"}
 
 
+async def test_a_link_that_normalises_past_the_limit_is_rejected_and_the_others_recorded(
+    gql: GraphQLClient,
+) -> None:
+    # Under the limit as sent; escaped (a space becomes three bytes, an "é" six) it is not.
+    spaced = "https://x.org/a" + " " * 2_000 + "b"
+    accented = "https://x.org/" + "\u00e9" * 1_500
+    records = [{"url": spaced}, {"url": accented}, {"url": "https://x.org/1"}]
+
+    result = await _search(gql, records)
+
+    message = "at most 4096 bytes in UTF-8 once normalised"
+    assert result["rejected"] == [
+        {"index": i, "field": f"input.records[{i}].url", "message": message} for i in (0, 1)
+    ]
+    graph = await b.subgraph(gql, "s1")
+    assert b.node_ids(graph, "PAPER") == {"Paper:s1|https://x.org/1"}
+
+
 async def test_a_tool_call_names_its_products(gql: GraphQLClient) -> None:
     papers = [b.paper(""), b.paper("https://x.org/1")]
 

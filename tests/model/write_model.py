@@ -170,7 +170,14 @@ class WriteModel:
         for paper, retrievals in self.papers.items():
             session = paper.split(":", 1)[1].split("|", 1)[0]
             title = min(retrievals)[2]
-            nodes[paper] = {"session": session, "title": title, "count": len(self.finders[paper])}
+            nodes[paper] = {
+                "session": session,
+                "title": title,
+                "count": len(self.finders[paper]),
+                # every retrieval's own time counts, however often one step found it
+                "first": min(at for at, _, _ in retrievals),
+                "at": max(at for at, _, _ in retrievals),
+            }
         return nodes
 
     def edges(self) -> set[Edge]:

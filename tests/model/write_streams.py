@@ -248,5 +248,10 @@ def _project(node: NodeRecord, prefix: str) -> Node:
     elif label == "Artifact":
         found["path"] = node.get("path")
     elif label == "Paper":
-        found |= {"title": node.get("title"), "count": node.get("retrieval_count")}
+        found |= {
+            "title": node.get("title"),
+            "count": node.get("retrieval_count"),
+            "first": _seconds(str(node.get("first_retrieved_at"))),
+            "at": _seconds(str(node.get("retrieved_at"))),
+        }
     return found
