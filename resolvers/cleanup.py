@@ -232,18 +232,21 @@ async def _as_cleaned(store: GraphStore, tx: GraphTransaction, event: Event) -> 
     deleted): whatever the cleanup left of it is there already."""
     session = event.session_id
     before = set(await tx.session_node_ids(session))  # soft-marked Artifacts, and since
-    for node in await tx.get_nodes([i for i in claimed_ids(event) if i in before]):
+    marked = await tx.get_nodes([i for i in claimed_ids(event) if i in before])
+    for node in marked:
         if node is not None and not (node.label is Label.ARTIFACT and node.deleted):
             return
     await APPLY[type(event)](store, event)
+    # Those it made, and the soft-marked Artifacts it made again (which revives them).
     made = [i for i in await tx.session_node_ids(session) if i not in before]
+    made += [node.id for node in marked if node is not None]
     for node in await tx.get_nodes(made):
         if node is None:
             continue
-        if node.label is Label.ARTIFACT:
-            await tx.put_node(node.with_props(deleted_session=True))
-        else:
+        if node.label is not Label.ARTIFACT:
             await tx.delete_node(node.id)
+        elif not node.deleted:
+            await tx.put_node(node.with_props(deleted_session=True))
 
 
 def _without(event: Event, remade: set[str], stale: set[str]) -> Event:

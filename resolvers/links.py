@@ -83,8 +83,28 @@ _DEFAULT_PORTS = {"https": 443, "http": 80}
 _WEB_SCHEME = re.compile(r"^(https?):/?(?!/)", re.IGNORECASE)  # one slash or none
 
 
+# How many times a link is normalised again, at most, until it is its own canonical form.
+_ROUNDS = 8
+
+
 def normalize_link(raw: str) -> str:
-    """The canonical form of a Paper link; ``""`` when nothing identifying is left."""
+    """The canonical form of a Paper link; ``""`` when nothing identifying is left.
+
+    The canonical form is a fixed point: a Paper's id holds it, and a lookup by that id
+    normalises it again, so it must name the same Paper. One pass may leave work for the next
+    (an escape that decodes to another escape, ``%2541``; a host that ends in a space once its
+    fragment is cut); it runs until nothing changes, and a link that never settles identifies
+    nothing."""
+    link = _normalize_once(raw)
+    for _ in range(_ROUNDS):
+        again = _normalize_once(link)
+        if again == link:
+            return link
+        link = again
+    return ""
+
+
+def _normalize_once(raw: str) -> str:
     link = raw.strip()
     if not link:
         return ""
@@ -119,8 +139,12 @@ def _doi(link: str) -> str | None:
         found = _arxiv_id(arxiv.group(1))
         if found is not None:
             return found
-    # ``#`` and ``?`` of the DOI itself stay escaped in its URL, so that it names the DOI again.
-    return f"https://doi.org/{doi.lower().replace('#', '%23').replace('?', '%3F')}"
+    # What its URL would read otherwise (``%``, ``#``, ``?``, a space) stays escaped there, so
+    # that the URL names the DOI again: ``10.1000/x%41`` is not ``10.1000/xa``.
+    return f"https://doi.org/{doi.lower().translate(_DOI_ESCAPES)}"
+
+
+_DOI_ESCAPES = str.maketrans({"%": "%25", "#": "%23", "?": "%3F", " ": "%20"})
 
 
 def _arxiv(link: str) -> str | None:

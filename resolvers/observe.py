@@ -395,13 +395,18 @@ async def _merge_step(
     apply) and keep its chain position (``resolvers.steps.place_step``).
 
     A step inside a subagent's scope (``parent_subtask_id``) joins that scope's chain: a scope
-    another session created is refused (``KeyOwnedByOtherSessionError``), as any write that
-    would change that session's graph. A scope not observed yet accepts it (order-independence)."""
+    another session created, or whose steps named it first while it was not observed yet, is
+    refused (``KeyOwnedByOtherSessionError``), as any write that would change that session's
+    graph. A scope nobody observed or named yet accepts it (order-independence), and the step
+    claims it for its session (``Writer.claim_scope``)."""
     scope = fields.get("parent_subtask_id")
+    task: NodeRecord | None = None
     if scope:
-        (task,) = await writer.tx.get_nodes([node_id(Label.TASK, scope)])
-        if task is not None and task.session_id != session_id:
-            raise KeyOwnedByOtherSessionError(task.id, scope, task.session_id, session_id)
+        scope_id = node_id(Label.TASK, scope)
+        (task,) = await writer.tx.get_nodes([scope_id])
+        owner = task.session_id if task is not None else await writer.scope_claimant(scope_id)
+        if owner is not None and owner != session_id:
+            raise KeyOwnedByOtherSessionError(scope_id, scope, owner, session_id)
     before: list[NodeRecord] = []
 
     def update(old: NodeRecord) -> Mapping[str, Any]:
@@ -523,13 +528,15 @@ async def record_artifact(
 
 
 async def _link_versions(writer: Writer, node: NodeRecord) -> None:
-    """``supersedes`` runs from each version to the nearest older stored one of its session.
+    """``supersedes`` runs from each version to the nearest older live one of its session (a
+    version a cleanup soft-marked is skipped, as reads skip it, and linked again when revived).
 
     Lineage stays inside the session (SPEC §3.8): another session's versions of the same
     artifact id are its own nodes, and linking them would change that session's graph."""
-    versions = await writer.tx.artifact_versions(
+    stored = await writer.tx.artifact_versions(
         str(node.get("artifact_id")), session_id=node.session_id
     )
+    versions = [version for version in stored if not version.deleted]
     numbers = [int(v.get("version")) for v in versions]
     index = numbers.index(int(node.get("version")))
     older = versions[index - 1] if index > 0 else None
@@ -600,8 +607,11 @@ async def _tool_call(writer: Writer, e: ToolCallObserved) -> None:
         fields,
         _ranked(fields, call=True, keep_time=not e.retrieved_at),
     )
+    # Untimed, the call's time is when it first arrived (kept when it is sent again): so is
+    # the time its Papers were found.
+    found_at = at if e.retrieved_at else str(call.get("finished_at") or at)
     for link, product in links.items():
-        await _record_paper(writer, e.session_id, call.id, link, product, at)
+        await _record_paper(writer, e.session_id, call.id, link, product, found_at)
 
 
 def _unique_links(products: tuple[PaperProduct, ...]) -> dict[str, PaperProduct]:

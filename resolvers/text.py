@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -40,10 +41,20 @@ SEARCH_FIELDS: Mapping[str, int] = {
 }
 
 
+def fold(text: str) -> str:
+    """``text`` as search compares it: compatibility-normalised and case-folded (NFKC, full
+    case folding), so that one word matches however it was typed: "É" composed or as "E" and
+    a combining accent, "STRASSE" and "Straße", a final sigma, full-width letters. ASCII text
+    is only lower-cased (which is the same)."""
+    if text.isascii():
+        return text.lower()
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
 def query_terms(query: str) -> list[str]:
-    """The distinct lower-cased terms of a search query, in order."""
+    """The distinct folded terms of a search query (``fold``), in order."""
     seen: dict[str, None] = {}
-    for token in _SPLIT.split(query.lower()):
+    for token in _SPLIT.split(fold(query)):
         if token:
             seen.setdefault(token[:MAX_TOKEN], None)
     return list(seen)
@@ -56,7 +67,7 @@ def tokens(text: str) -> set[str]:
     cut alike); a run containing CJK characters (written without spaces) also contributes its
     suffixes, so a CJK term matches anywhere inside the run.
     """
-    lowered = text.lower()
+    lowered = fold(text)
     words = set(_SPLIT.split(lowered))
     words.discard("")
     result = {word[:MAX_TOKEN] for word in words}

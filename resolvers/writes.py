@@ -128,15 +128,30 @@ class Writer:
         contains its chain's head when it arrives, ``resolvers.steps.attach_scope_head``)."""
         await self.tx.park_edge(EdgeRecord(EdgeType.CONTAINS, scope, step), scope)
 
+    async def scope_claimant(self, scope: str) -> str | None:
+        """The session whose steps named the subagent scope ``scope`` (not stored) first, if
+        any step still does (``claim_scope``)."""
+        parked = await self.tx.take_parked(scope)
+        for edge in parked:  # only read: they stay parked
+            await self.tx.park_edge(edge, scope)
+        return await self._claimant(scope, parked)
+
+    async def _claimant(self, scope: str, parked: Sequence[EdgeRecord]) -> str | None:
+        claims = [edge.target for edge in parked if edge.type is EdgeType.CONTAINS]
+        for step in await self.tx.get_nodes(claims) if claims else ():
+            named = step.get("parent_subtask_id") if step is not None else None
+            if step is not None and named and node_id(Label.TASK, named) == scope:
+                return step.session_id  # one session's: another's step is refused
+        return None
+
     async def _refuse_claimed(
         self, identity: str, key: str, session_id: str, parked: Sequence[EdgeRecord]
     ) -> None:
         """A scope that another session's steps named first is that session's (SPEC §3.8: the
         first write that names a key owns it), as a step naming a stored scope is refused."""
-        claims = [edge.target for edge in parked if edge.type is EdgeType.CONTAINS]
-        for step in await self.tx.get_nodes(claims) if claims else ():
-            if step is not None and step.session_id != session_id:
-                raise KeyOwnedByOtherSessionError(identity, key, step.session_id, session_id)
+        owner = await self._claimant(identity, parked)
+        if owner is not None and owner != session_id:
+            raise KeyOwnedByOtherSessionError(identity, key, owner, session_id)
 
     async def _release_parked(self, created: NodeRecord, parked: Sequence[EdgeRecord]) -> None:
         """Make the edges parked for ``created``, but a scope's claims (``claim_scope``). One

@@ -151,6 +151,29 @@ async def test_its_own_session_producing_a_soft_deleted_version_again_revives_it
     assert (await b.node(gql, "Artifact:fig#v2", "s1"))["id"] == "Artifact:fig#v2"
 
 
+LINEAGE = """query { edgesByType(types: [SUPERSEDES], sessionId: "s1") {
+  ... on EdgeList { edges { source target } } } }"""
+
+
+async def test_revived_versions_are_linked_to_the_nearest_live_ones(gql: GraphQLClient) -> None:
+    runs = [(f"e{n}", b.artifact("fig", n)) for n in (1, 2, 3)]
+    for number, (execution, version) in enumerate(runs, start=1):
+        await b.execution(gql, "s1", execution, 10 * number, artifacts=[version])
+    await b.cleanup_session(gql, "s1")
+
+    async def revive(number: int) -> set[tuple[str, str]]:
+        execution, version = runs[number - 1]
+        await b.execution(gql, "s1", execution, 10 * number, artifacts=[version])
+        edges = (await gql.execute(LINEAGE))["edgesByType"]["edges"]
+        return {
+            tuple(e[end].removeprefix("Artifact:") for end in ("source", "target")) for e in edges
+        }
+
+    assert await revive(3) == set()
+    assert await revive(1) == {("fig#v3", "fig#v1")}
+    assert await revive(2) == {("fig#v3", "fig#v2"), ("fig#v2", "fig#v1")}
+
+
 async def test_a_cleaned_session_declaring_a_soft_deleted_version_revives_it(
     gql: GraphQLClient,
 ) -> None:

@@ -259,12 +259,14 @@ async def test_a_subagent_scope_is_the_session_s_whose_steps_named_it_first(
 ) -> None:
     early = await _execution(gql, "A", "exec-a", parentSubagentId="sub-1")
 
+    joined = await _execution(gql, "B", "exec-b", parentSubagentId="sub-1")
     taken = await _subagent(gql, "B", "sub-1")
     own = await _subagent(gql, "A", "sub-1")
 
     assert early["__typename"] == "Observed"
-    assert taken["__typename"] == "KeyOwnedByOtherSession"
-    assert (taken["ownerSessionId"], taken["key"]) == ("A", "subtask:subagent:sub-1")
+    for refused in (joined, taken):
+        assert refused["__typename"] == "KeyOwnedByOtherSession"
+        assert (refused["ownerSessionId"], refused["key"]) == ("A", "subtask:subagent:sub-1")
     assert (await b.subgraph(gql, "B"))["nodes"] == []
     assert own["__typename"] == "Observed"
     scope = await gql.execute(

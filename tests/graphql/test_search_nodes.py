@@ -77,6 +77,30 @@ async def test_terms_match_whole_words_not_substrings(gql: GraphQLClient) -> Non
     assert await search(gql, "mention") == ["Paper:s1|https://x.org/a"]
 
 
+async def test_a_word_matches_however_its_letters_were_encoded_or_cased(
+    gql: GraphQLClient,
+) -> None:
+    found = {
+        "x.org/a": "Stra\u00dfe names",  # ß
+        "x.org/b": "e\u0301clair study",  # e + combining acute (NFD, as macOS spells names)
+        "x.org/c": "\u03a3\u038a\u03a3\u03a5\u03a6\u039f\u03a3 myth",  # ΣΊΣΥΦΟΣ
+        "x.org/d": "\uff26\uff35\uff2c\uff2c text",  # "FULL" in full-width letters
+    }
+    await papers(gql, "s1", *(b.paper(link, title) for link, title in found.items()))
+    queries = {
+        "x.org/a": ["STRASSE", "strasse", "Stra\u00dfe"],
+        "x.org/b": ["\u00e9clair", "\u00c9CLAIR", "e\u0301clair"],
+        "x.org/c": ["\u03c3\u03af\u03c3\u03c5\u03c6\u03bf\u03c2", "\u03a3\u038a\u03a3"],
+        "x.org/d": ["full", "FULL", "\uff46\uff55\uff4c\uff4c"],
+    }
+
+    answers = {link: [await search(gql, q) for q in terms] for link, terms in queries.items()}
+
+    assert answers == {
+        link: [[f"Paper:s1|https://{link}"]] * len(terms) for link, terms in queries.items()
+    }
+
+
 async def test_links_tool_names_logical_names_and_domains_are_searchable(
     gql: GraphQLClient,
 ) -> None:

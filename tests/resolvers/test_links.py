@@ -7,6 +7,8 @@ from __future__ import annotations
 import itertools
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from resolvers.links import normalize_link
 
@@ -259,3 +261,39 @@ def test_nothing_identifying_is_empty(raw: str) -> None:
 @pytest.mark.parametrize(("raw", "canonical"), CASES)
 def test_the_canonical_form_is_a_fixed_point(raw: str, canonical: str) -> None:
     assert normalize_link(normalize_link(raw)) == canonical
+
+
+@pytest.mark.parametrize(
+    ("raw", "canonical"),
+    [
+        # A DOI's own "%" (or space) stays escaped in its URL: the URL names that DOI again.
+        ("10.1000/x%2541", "https://doi.org/10.1000/x%252541"),
+        ("https://doi.org/10.1000/x%252541", "https://doi.org/10.1000/x%252541"),
+        ("10.1/a/%2f", "https://doi.org/10.1/a/%252f"),
+        ("https://doi.org/10.1000/a%20b", "https://doi.org/10.1000/a%20b"),
+        # A form one pass leaves unsettled is normalised again.
+        ("https://example.org #sec", "https://example.org"),
+        ("https://x.org/a%a%41", "https://x.org/a%AA"),
+    ],
+)
+def test_a_link_normalises_to_a_form_that_names_it_again(raw: str, canonical: str) -> None:
+    assert normalize_link(raw) == canonical
+    assert normalize_link(canonical) == canonical
+
+
+_PARTS = st.sampled_from(
+    [*"aZ09/.?#&=%:-_~ é|@[]", "%2F", "%25", "%3f", "%7e", "%20", "%41", "utm_a=1", ".pdf"]
+)
+_STARTS = st.sampled_from(
+    (
+        *("", "https://", "HTTP://", "doi:", "10.1000/", "https://doi.org/10.1/", "arXiv:"),
+        *("PMID:", "urn:", "x.org/", "PMC", "isbn:", "https://[::1]/", "localhost:80/"),
+    )
+)
+
+
+@settings(max_examples=2_000)
+@given(start=_STARTS, rest=st.lists(_PARTS, max_size=10))
+def test_every_canonical_form_is_its_own(start: str, rest: list[str]) -> None:
+    canonical = normalize_link(start + "".join(rest))
+    assert normalize_link(canonical) == canonical

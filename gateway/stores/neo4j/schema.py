@@ -33,6 +33,7 @@ from neo4j.exceptions import ClientError
 from gateway.stores.neo4j.cypher import EDGE_TYPES, LABELS, STEP_LABELS
 from gateway.stores.neo4j.records import node_properties, to_node
 from resolvers.errors import StoreUnavailableError
+from resolvers.text import SEARCH_FIELDS
 
 logger = logging.getLogger(__name__)
 
@@ -146,6 +147,62 @@ async def upgrade_search(
         upgraded += len(updates)
     await write(DROP_OLD_SEARCH_INDEX, {})
     return upgraded
+
+
+SEARCH_FOLD: Final = 1
+"""The search text's form: 1 is folded (``resolvers.text.fold``); nodes written before it was
+(no mark) hold lower-cased tokens, which differ for non-ASCII text only."""
+FOLD_MARK: Final[LiteralString] = "MATCH (m:SmSchema {name: 'search'}) RETURN m.fold AS fold"
+UNFOLDED_NODES: Final[LiteralString] = (
+    "MATCH (n) WHERE n._sm_text IS NOT NULL AND any(k IN $fields WHERE "
+    "(n[k] IS :: STRING AND n[k] =~ $non_ascii) OR "
+    "(n[k] IS :: LIST<STRING NOT NULL> AND any(x IN n[k] WHERE x =~ $non_ascii))) "
+    "RETURN elementId(n) AS element"
+)
+NODES_BY_ELEMENT: Final[LiteralString] = (
+    "UNWIND $elements AS element MATCH (n) WHERE elementId(n) = element "
+    "RETURN element, n {.*, _sm_label: labels(n)[0]} AS node"
+)
+SET_TOKENS: Final[LiteralString] = (
+    "UNWIND $rows AS row MATCH (n) WHERE elementId(n) = row.element "
+    "SET n._sm_tokens = row.tokens, n._sm_ranks = row.ranks, n._sm_text = row.text"
+)
+MARK_FOLDED: Final[LiteralString] = "MERGE (m:SmSchema {name: 'search'}) SET m.fold = $fold"
+_NON_ASCII = r".*[^\x00-\x7F].*"
+_FOLD_BATCH = 1000
+
+
+async def fold_search(
+    read: Callable[[LiteralString, dict[str, Any]], Awaitable[list[dict[str, Any]]]],
+    write: Callable[[LiteralString, dict[str, Any]], Awaitable[object]],
+) -> int:
+    """Give the nodes written before search folded its text their folded tokens, once: those
+    whose searchable fields hold non-ASCII text, in batches, then the mark. Cut short, it starts
+    over on the next connect (a node done twice gets the same tokens). Returns the nodes
+    re-indexed."""
+    marks = await read(FOLD_MARK, {})
+    if marks and marks[0]["fold"] is not None and marks[0]["fold"] >= SEARCH_FOLD:
+        return 0
+    # Their searchable text, not their tokens: a combining accent split a word in two ASCII
+    # tokens (a decomposed "éclair" gave "e" and "clair").
+    found = await read(UNFOLDED_NODES, {"fields": list(SEARCH_FIELDS), "non_ascii": _NON_ASCII})
+    elements = [row["element"] for row in found]
+    for start in range(0, len(elements), _FOLD_BATCH):
+        batch = elements[start : start + _FOLD_BATCH]
+        rows = []
+        for row in await read(NODES_BY_ELEMENT, {"elements": batch}):
+            values = node_properties(to_node(row["node"]))
+            rows.append(
+                {
+                    "element": row["element"],
+                    "tokens": values.get("_sm_tokens"),
+                    "ranks": values.get("_sm_ranks"),
+                    "text": values.get("_sm_text"),
+                }
+            )
+        await write(SET_TOKENS, {"rows": rows})
+    await write(MARK_FOLDED, {"fold": SEARCH_FOLD})
+    return len(elements)
 
 
 ALREADY_EXISTS: Final = (

@@ -86,7 +86,7 @@ from gateway.stores.neo4j.records import (
     to_parked,
 )
 from gateway.stores.neo4j.restarts import CHECK_SECONDS, STARTED, RecentReads
-from gateway.stores.neo4j.schema import SCHEMA, ensure_schema, upgrade_search
+from gateway.stores.neo4j.schema import SCHEMA, ensure_schema, fold_search, upgrade_search
 from gateway.stores.neo4j.walks import Walks
 from resolvers.errors import (
     KeyOwnedByOtherSessionError,
@@ -693,16 +693,19 @@ class Neo4jStore(Walks):
     async def _upgrade_search(self) -> None:
         seconds = self._query_timeout * 10
 
-        async def read(query: LiteralString) -> list[dict[str, Any]]:
-            records = await self._auto_commit(query, {}, neo4j.READ_ACCESS, seconds)
+        async def read(query: LiteralString, params: dict[str, Any]) -> list[dict[str, Any]]:
+            records = await self._auto_commit(query, params, neo4j.READ_ACCESS, seconds)
             return [record.data() for record in records]
 
         async def write(query: LiteralString, params: dict[str, Any]) -> None:
             await self._auto_commit(query, params, neo4j.WRITE_ACCESS, seconds)
 
-        upgraded = await upgrade_search(read, write)
+        upgraded = await upgrade_search(lambda query: read(query, {}), write)
         if upgraded:
             logger.info("gave %d stored nodes their search ranks", upgraded)
+        folded = await fold_search(read, write)
+        if folded:
+            logger.info("re-indexed the search text of %d stored nodes (folded)", folded)
 
     @asynccontextmanager
     async def transaction(self, session_id: str | None = None) -> AsyncIterator[_Neo4jTransaction]:

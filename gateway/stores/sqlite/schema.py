@@ -42,7 +42,7 @@ from resolvers.text import token_ranks
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-SCHEMA_VERSION: Final = 4
+SCHEMA_VERSION: Final = 5
 
 TABLES: Final = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -149,6 +149,16 @@ TAIL_VERSION: Final = "SELECT value FROM meta WHERE name = 'tail'"
 UPGRADE_FROM_1: Final = (
     "DROP INDEX IF EXISTS terms_session",
     "ALTER TABLE terms DROP COLUMN session",
+)
+# Before schema 5 search lower-cased text where it now folds it (``resolvers.text.fold``),
+# which gives other tokens to non-ASCII text only: the live nodes whose properties hold any go
+# back to the tail (``tail``: their rows are rebuilt from the nodes on open, merged later).
+UPGRADE_TO_5: Final = (
+    "CREATE TEMP TABLE refold AS SELECT rid FROM nodes "
+    "WHERE live AND props GLOB '*[^' || char(1) || '-' || char(127) || ']*'",
+    "DELETE FROM terms WHERE nid IN (SELECT rid FROM refold)",
+    "INSERT OR IGNORE INTO pending SELECT rid FROM refold",
+    "DROP TABLE refold",
 )
 
 # SQLite's primary result codes for a database file it cannot read as one (a damaged page).

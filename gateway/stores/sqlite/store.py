@@ -55,6 +55,7 @@ from gateway.stores.sqlite.schema import (
     SCHEMA_VERSION,
     TRIGGERS,
     UPGRADE_FROM_1,
+    UPGRADE_TO_5,
     result_code,
     term_rows,
 )
@@ -640,6 +641,10 @@ def _create_schema(db: sqlite3.Connection) -> None:
                 db.execute(statement)
         for statement in (*SCHEMA.split(";"), *TRIGGERS):  # not executescript: it commits
             db.execute(statement)
+        if version is not None and version < 5:
+            logger.info("re-indexing the search terms of non-ASCII text (schema %d to 5)", version)
+            for statement in UPGRADE_TO_5:
+                db.execute(statement)
         if version is None:
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))
         elif version < SCHEMA_VERSION:

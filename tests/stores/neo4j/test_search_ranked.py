@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from gateway.stores.neo4j.schema import OLD_SEARCH_INDEX
+from gateway.stores.neo4j.schema import OLD_SEARCH_INDEX, SEARCH_FOLD
+from resolvers import text
 from resolvers.records import Label, NodeRecord, node_id
 from tests.stores.neo4j.conftest import T0, open_store
 
@@ -116,3 +117,32 @@ async def test_nodes_stored_before_the_ranks_are_upgraded_once(
     assert before.items == []  # no session token yet: the index cannot see them
     assert [node.id for node in after.items] == [title.id, body.id]  # title ranks first
     assert OLD_SEARCH_INDEX not in indexes
+
+
+async def test_nodes_indexed_before_search_folded_text_are_indexed_again_once(
+    neo4j_store: Neo4jStore, connection: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    titles = {"straße": "Straße names", "eclair": "e\u0301clair study", "ascii": "tp53"}
+    nodes = [
+        NodeRecord(node_id(Label.CLAIM, key), Label.CLAIM, key, "s1", T0, {"content": title})
+        for key, title in titles.items()
+    ]
+    with monkeypatch.context() as lowered:  # how they were indexed before
+        lowered.setattr(text, "fold", str.lower)
+        async with neo4j_store.transaction() as tx:
+            for node in nodes:
+                await tx.put_node(node)
+    await neo4j_store._write("MATCH (m:SmSchema) DETACH DELETE m", 10)
+    terms = ("strasse", "éclair", "tp53")
+    before = [await neo4j_store.search_ranked([t], session_id="s1", limit=5) for t in terms]
+
+    reopened = await open_store(connection)
+    try:
+        after = [await reopened.search_ranked([t], session_id="s1", limit=5) for t in terms]
+        marks = await reopened._write("MATCH (m:SmSchema) RETURN m.fold AS fold", 10)
+    finally:
+        await reopened.aclose()
+
+    assert [[node.id for node in page.items] for page in before] == [[], [], [nodes[2].id]]
+    assert [[node.id for node in page.items] for page in after] == [[node.id] for node in nodes]
+    assert [row["fold"] for row in marks] == [SEARCH_FOLD]

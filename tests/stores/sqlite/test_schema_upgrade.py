@@ -4,16 +4,20 @@ place, and answers every search as it did."""
 from __future__ import annotations
 
 import sqlite3
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
 from gateway.stores.sqlite.migrate import DATABASE_NAME
 from gateway.stores.sqlite.schema import SCHEMA_VERSION
 from gateway.stores.sqlite.store import SqliteStore
+from resolvers import text
 from resolvers.records import Label, NodeRecord, SearchHit
 
 if TYPE_CHECKING:
     from pathlib import Path
+
+    import pytest
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 WORDS = ("tp53 apoptosis", "tp53 mdm2 binding", "mtor signalling", "apoptosis of tumour cells")
@@ -149,4 +153,47 @@ async def test_a_schema_2_database_gets_a_search_tail_and_searches_as_before(
     assert found == expected
     assert any(hit.node.id == "Paper:p101" for hit in after_write)
     assert sorted(after_reopen, key=_hit_key) == sorted(after_write, key=_hit_key)
+    assert schema_of(tmp_path)[0] == str(SCHEMA_VERSION)
+
+
+FOLDED = {
+    "Paper:straße": "Straße names",
+    "Paper:eclair": "e\u0301clair study",
+    "Paper:ascii": "tp53",
+}
+
+
+async def test_a_schema_4_database_is_searched_with_folded_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Schema 4 lower-cased the text it indexed; schema 5 folds it (NFKC, full case folding).
+    with monkeypatch.context() as lowered:
+        lowered.setattr(text, "fold", str.lower)
+        store = await SqliteStore.open(tmp_path, fsync=False)
+        try:
+            async with store.transaction() as tx:
+                for number, (node_id, title) in enumerate(FOLDED.items()):
+                    node = NodeRecord(node_id, Label.PAPER, node_id, "s", T0, {"title": title})
+                    await tx.put_node(replace(node, created_at=T0 + timedelta(minutes=number)))
+            await store.merge_search_tail()
+            unfolded = [await store.search([term]) for term in ("strasse", "éclair")]
+        finally:
+            await store.aclose()
+    db = sqlite3.connect(tmp_path / DATABASE_NAME)
+    db.execute("UPDATE meta SET value = '4' WHERE name = 'schema'")
+    db.commit()
+    db.close()
+
+    upgraded = await SqliteStore.open(tmp_path, fsync=False)
+    try:
+        found = {term: await upgraded.search([term]) for term in ("strasse", "éclair", "tp53")}
+        await upgraded.merge_search_tail()
+        merged = {term: await upgraded.search([term]) for term in found}
+    finally:
+        await upgraded.aclose()
+
+    assert unfolded == [[], []]
+    expected = {"strasse": ["Paper:straße"], "éclair": ["Paper:eclair"], "tp53": ["Paper:ascii"]}
+    assert {term: [hit.node.id for hit in hits] for term, hits in found.items()} == expected
+    assert {term: [hit.node.id for hit in hits] for term, hits in merged.items()} == expected
     assert schema_of(tmp_path)[0] == str(SCHEMA_VERSION)
