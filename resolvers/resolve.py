@@ -41,7 +41,10 @@ async def resolve_node(
     """The live node ``node_ref`` names; ``NodeNotFoundError`` when there is none."""
     ref = _checked(node_ref, session_id, version)
     found = await _by_global_id(store, ref, session_id, version)
-    if found is None:
+    parsed = split_node_id(ref)
+    # A Paper's global id names that session's Paper or nothing: read as a link, it would name
+    # another session's Paper whose link is that id ("Paper:s|…" normalises to "paper:s|…").
+    if found is None and (parsed is None or parsed[0] is not Label.PAPER):
         found = await _by_domain_key(store, ref, session_id, version)
     if found is None:
         raise NodeNotFoundError(node_ref)

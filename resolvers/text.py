@@ -9,8 +9,25 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
 
-# Split on runs of non-word characters and underscores; Unicode-aware, so CJK stays in tokens.
-_SPLIT = re.compile(r"[\W_]+", re.UNICODE)
+
+def _mark_ranges() -> str:
+    """A regex class body of every combining mark (Unicode category M): in the first two
+    planes, and the variation selectors of plane 14 (none lie elsewhere)."""
+    ranges: list[list[int]] = []
+    for code in (*range(0x20000), *range(0xE0100, 0xE01F0)):
+        if unicodedata.category(chr(code)).startswith("M"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(f"{chr(first)}-{chr(last)}" for first, last in ranges)
+
+
+# Split on runs of characters that are neither word characters nor combining marks, and on
+# underscores. Unicode-aware: CJK stays in tokens, and so do the marks no letter composes with
+# (a Devanagari vowel sign, a Hebrew point, the dot "İ" folds to): "İzmir" is one token, not
+# "i" and "zmir".
+_SPLIT = re.compile(f"[^\\w{_mark_ranges()}]+|_+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 _MAX_SUFFIXES = 32
 # The longest token kept, and the longest query term: a longer run of letters (a hash, an
@@ -49,6 +66,12 @@ def fold(text: str) -> str:
     if text.isascii():
         return text.lower()
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+
+
+def is_token(text: str) -> bool:
+    """Whether ``text`` could be (the start of) an index token: one word, nothing that
+    ``tokens`` splits on."""
+    return bool(text) and _SPLIT.search(text) is None
 
 
 def query_terms(query: str) -> list[str]:

@@ -101,6 +101,21 @@ async def test_a_word_matches_however_its_letters_were_encoded_or_cased(
     }
 
 
+async def test_a_mark_no_letter_composes_with_stays_inside_its_word(gql: GraphQLClient) -> None:
+    found = {
+        "x.org/a": "\u0130zmir data",  # İ: folded, an "i" and a combining dot
+        "x.org/b": "Information theory",
+        "x.org/c": "\u0939\u093f\u0928\u094d\u0926\u0940",  # Hindi, with vowel signs
+        "x.org/d": "\u0928\u092e\u0938\u094d\u0924\u0947",  # another Hindi word
+    }
+    await papers(gql, "s1", *(b.paper(link, title) for link, title in found.items()))
+
+    izmir = await search(gql, "\u0130zmir")
+    hindi = await search(gql, found["x.org/c"])
+
+    assert (izmir, hindi) == (["Paper:s1|https://x.org/a"], ["Paper:s1|https://x.org/c"])
+
+
 async def test_links_tool_names_logical_names_and_domains_are_searchable(
     gql: GraphQLClient,
 ) -> None:

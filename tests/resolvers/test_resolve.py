@@ -61,6 +61,16 @@ async def test_a_paper_global_id_resolves_in_its_session_only(store: GraphStore)
         await resolve_node(store, ref, session_id="s1")
 
 
+async def test_a_paper_global_id_never_names_a_paper_whose_link_is_that_id(
+    store: GraphStore,
+) -> None:
+    ghost = paper("https://example.org/ghost", session="s2")  # s2 found no such Paper
+    await search(store, "q1", 10, [ghost], session="s1")  # s1 found one whose link is that id
+
+    with pytest.raises(NodeNotFoundError):
+        await resolve_node(store, ghost)
+
+
 async def test_artifact_versions_resolve_by_suffix_latest_and_explicit_version(
     store: GraphStore,
 ) -> None:

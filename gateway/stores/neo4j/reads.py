@@ -19,6 +19,7 @@ from gateway.stores.neo4j.records import (
     vanished,
 )
 from resolvers.records import Label, Page, SearchHit, split_node_id
+from resolvers.text import is_token
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -254,8 +255,8 @@ def _search_plan(
 ) -> tuple[LiteralString, dict[str, Any]] | None:
     """The statement and parameters of a search; ``None`` when nothing can match."""
     wanted = list(dict.fromkeys(terms))
-    # Tokens hold word characters only: a term with any other character matches nothing.
-    possible = [term for term in wanted if term.isalnum() or not term]
+    # A term that is not one word matches no token (and a word is safe in a Lucene query).
+    possible = [term for term in wanted if is_token(term) or not term]
     wanted_labels = _labels(labels)
     if not possible or (require_all and len(possible) < len(wanted)) or not wanted_labels:
         return None
