@@ -520,23 +520,25 @@ async def record_artifact(
     )
     await writer.connect(EdgeType.PRODUCES, code, node.id)
     if created or revived:
-        await _link_versions(writer, node)
+        await _link_versions(writer, node, live_only=revived)
     for ref in artifact.input_artifact_versions:
         source = node_id(Label.ARTIFACT, artifact_key(ref.artifact_id, ref.version))
         await writer.connect(EdgeType.INPUT, source, code)
     return node
 
 
-async def _link_versions(writer: Writer, node: NodeRecord) -> None:
-    """``supersedes`` runs from each version to the nearest older live one of its session (a
-    version a cleanup soft-marked is skipped, as reads skip it, and linked again when revived).
+async def _link_versions(writer: Writer, node: NodeRecord, *, live_only: bool) -> None:
+    """``supersedes`` runs from each version to the nearest older stored one of its session. A
+    revived version (``live_only``) is linked among the live ones, as reads see them; a new one
+    among all, as it was in time (a replay after a cleanup then gives the graph of the events
+    before it, ``resolvers.cleanup``).
 
     Lineage stays inside the session (SPEC §3.8): another session's versions of the same
     artifact id are its own nodes, and linking them would change that session's graph."""
     stored = await writer.tx.artifact_versions(
         str(node.get("artifact_id")), session_id=node.session_id
     )
-    versions = [version for version in stored if not version.deleted]
+    versions = [version for version in stored if not (live_only and version.deleted)]
     numbers = [int(v.get("version")) for v in versions]
     index = numbers.index(int(node.get("version")))
     older = versions[index - 1] if index > 0 else None

@@ -19,7 +19,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gateway.live.bus import EventBus
@@ -30,6 +30,7 @@ from resolvers.cleanup import cleanup_project, cleanup_session
 from resolvers.errors import KeyOwnedByOtherSessionError
 from resolvers.events import ExecutionObserved, ToolCallObserved
 from resolvers.observe import APPLY
+from tests.model.write_model import Run, Version
 from tests.model.write_streams import SESSIONS, delivered, to_domain
 from tests.stores.neo4j.conftest import open_store
 
@@ -119,6 +120,15 @@ async def stored(store: GraphStore, prefix: str) -> tuple[set[tuple[str, bool]],
     written=st.integers(0, 10),
     projects=st.fixed_dictionaries({a: st.sampled_from(["p", None]) for a in ARTIFACTS}),
     cleanup=CLEANUPS,
+)
+# Two versions queued, replayed after the cleanup: linked as in time, then soft-marked.
+@example(
+    events=[
+        Run("A", "x0", t, "running", (Version("f0", t + 1, f"f0-v{t + 1}.png"),)) for t in (0, 1)
+    ],
+    written=0,
+    projects={"f0": "p", "f1": "p"},
+    cleanup=("session", ("A",)),
 )
 async def test_a_replay_after_a_cleanup_leaves_the_graph_of_the_events_in_time(
     neo4j_store: Neo4jStore,
