@@ -6,8 +6,10 @@ canonical form, two distinct identifiers never share one. Per kind:
 * **DOI** — ``10.x/…``, ``doi:``, ``DOI ``, ``info:doi/``, ``urn:doi:``, ``[dx.|www.]doi.org/``
   with or without ``http(s)://``, one prefix after another (``doi.org/doi:10.x/…``; a doi.org
   URL drops its query, fragment and trailing ``/`` and decodes ``%2F``) →
-  ``https://doi.org/<doi lower-cased>`` (DOIs are case-insensitive). A bare ``10.a.b.c/…`` is
-  the IPv4 address it spells, not a DOI;
+  ``https://doi.org/<doi lower-cased>`` (DOIs are case-insensitive). A DOI written out, bare
+  or after ``doi:``, is not a URL and has no fragment: a ``#`` there belongs to the DOI (the
+  check character of a SICI DOI may be one), which its URL spells ``%23``. A bare
+  ``10.a.b.c/…`` is the IPv4 address it spells, not a DOI;
 * **arXiv** — ``arXiv:<id>``, ``arxiv.org/abs|pdf|html/<id>[vN][.pdf]`` on any arxiv.org host,
   the DOI ``10.48550/arXiv.<id>`` → ``https://arxiv.org/abs/<id>``, **without** the version
   (an old-style id's archive lower-cased, its subject class upper-cased: ``math.GT/0309136``);
@@ -120,17 +122,13 @@ def _doi(link: str) -> str | None:
     if prefix is None and not (_BARE_DOI.match(link) and not _IP_PATH.match(link)):
         return None
     doi = link
-    decoded = False
     while prefix is not None:  # ``https://doi.org/doi:10.…`` names the DOI after both
         doi = doi[prefix.end() :]
         if "doi.org" in prefix.group(0).lower():
             # A URL's query and fragment are cut before its escapes are read: ``%23`` is a
             # ``#`` of the DOI itself.
             doi = unquote(re.split(r"[?#]", doi, maxsplit=1)[0])
-            decoded = True
         prefix = _DOI_PREFIX.match(doi)
-    if not decoded:
-        doi = doi.split("#", 1)[0]
     doi = doi.strip().rstrip("/")
     if not doi:
         return ""

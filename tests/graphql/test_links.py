@@ -27,7 +27,6 @@ DOI = "https://doi.org/10.1038/nature12373"
         "https://dx.doi.org/10.1038/nature12373",
         "http://dx.doi.org/10.1038/nature12373",
         "dx.doi.org/10.1038/nature12373",
-        "  10.1038/nature12373#abstract  ",
     ],
 )
 def test_every_doi_form_becomes_the_doi_org_url(raw: str) -> None:

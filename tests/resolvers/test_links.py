@@ -46,7 +46,6 @@ SPELLINGS: dict[str, list[str]] = {
         "doi.org/10.1000/abc?x=1",
         "https://doi.org/10.1000%2Fabc",
         "  10.1000/abc  ",
-        "10.1000/abc#abstract",
         "https://doi.org/doi:10.1000/abc",
         "doi.org/DOI:10.1000/ABC",
         "https://doi.org/info:doi/10.1000/abc",
@@ -155,7 +154,18 @@ SPELLINGS: dict[str, list[str]] = {
     "https://example.jp/paper": ["https://example.jp。/paper", "https://example.jp\uff0e/paper"],
     "https://xn--strae-oqa.de/a": ["https://straße.de/a"],  # UTS #46: not strasse.de
     "https://x.org/q?x=%C3%A9&q=~": ["https://x.org/q?x=é&q=%7e", "x.org/q?x=%c3%a9&q=~"],
-    "https://doi.org/10.1000/x%231": ["https://doi.org/10.1000/x%231", "doi.org/10.1000/X%231"],
+    # A DOI written out has no fragment: its "#" is the DOI's own, "%23" in its URL.
+    "https://doi.org/10.1000/x%231": [
+        "https://doi.org/10.1000/x%231",
+        "doi.org/10.1000/X%231",
+        "10.1000/x#1",
+        "doi:10.1000/X#1",
+        "https://doi.org/10.1000/x%231#sec",
+    ],
+    "https://doi.org/10.1002/(sici)1097-4571(199806)49:8<693::aid-asi4>3.0.co;2-%23": [
+        "10.1002/(SICI)1097-4571(199806)49:8<693::AID-ASI4>3.0.CO;2-#",
+        "https://doi.org/10.1002/(SICI)1097-4571(199806)49:8%3C693::AID-ASI4%3E3.0.CO;2-%23",
+    ],
     "https://x.org/a%2Fb": ["https://x.org/a%2fb"],
     "https://x.org/caf%C3%A9%20au%20lait": [
         "https://x.org/café au lait",
@@ -223,6 +233,9 @@ DISTINCT = [
     "https://straße.de/a",
     "https://doi.org/10.1000/x%231",  # a DOI holding a # (escaped in its URL)
     "https://doi.org/10.1000/x%232",
+    "10.1000/x",
+    "doi:10.1000/x#y",
+    "10.1000/abc#abstract",
     "https://x.org/q?a=b+c",  # a + in a query is not a space's escape for every server
     "https://x.org/q?a=b%20c",
     "https://x.org/a%2Fb",  # an escaped slash is not a path separator
