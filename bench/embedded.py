@@ -24,6 +24,11 @@ Prints a Markdown table and writes every number to ``<workdir>/embedded.json``.
 ``--only ingest`` measures ingest alone (each engine on a fresh copy of its directory, the
 engines alternating ``--repeat`` times); ``--keep`` leaves the preloaded directories in the
 work directory and ``--workdir`` with them already there reuses them instead of preloading.
+
+``--engines sqlite`` preloads the SQLite engine directly (fsync off) and measures it alone:
+for sizes whose log engine would not fit in memory (~4 KB a node). ``--in-place`` measures the
+preloaded directory itself instead of a copy (a 10M-node database is ~34 GB); its ingest then
+adds sessions no earlier run wrote.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import gc
 import json
 import os
@@ -85,9 +91,10 @@ async def _timed(rounds: int, call: Callable[[], Awaitable[object]]) -> float:
     return statistics.median(samples) * 1000
 
 
-async def _ingest(store: GraphStore) -> float:
-    """Events per second of ``INGEST_CALLERS`` concurrent callers, each a fresh session."""
-    fresh = [generate_session(SEED, 10_000_000 + index) for index in range(INGEST_CALLERS)]
+async def _ingest(store: GraphStore, first: int = 10_000_000) -> float:
+    """Events per second of ``INGEST_CALLERS`` concurrent callers, each a fresh session (the
+    generator's sessions ``first`` …)."""
+    fresh = [generate_session(SEED, first + index) for index in range(INGEST_CALLERS)]
     started = time.perf_counter()
     counts = await asyncio.gather(*(apply_session(store, s) for s in fresh))
     return sum(counts) / (time.perf_counter() - started)
@@ -154,7 +161,9 @@ async def _measure(engine: str, directory: Path, rounds: int) -> dict[str, Any]:
         )
         gc.collect()
         result["rss_per_node_b"] = (rss_of() - before) / result["nodes"]
-        result["ingest_events_per_s"] = await _ingest(store)
+        # Sessions no preload or earlier ingest of this directory wrote (each adds hundreds of
+        # nodes, so a larger store starts further on).
+        result["ingest_events_per_s"] = await _ingest(store, 10_000_000 + result["nodes"])
     finally:
         await store.aclose()
     return result
@@ -173,11 +182,12 @@ def _measure_in_child(engine: str, directory: Path, rounds: int) -> dict[str, An
     return dict(json.loads(completed.stdout.splitlines()[-1]))
 
 
-async def _build(directory: Path, nodes: int) -> dict[str, Any]:
-    store = await FileStore.open(directory, fsync=False)
+async def _build(directory: Path, nodes: int, engine: str = "log") -> dict[str, Any]:
+    store = await ENGINES[engine](directory, fsync=False)
     try:
         report = await preload(store, generate_sessions(SEED), nodes)
-        await store.snapshot()
+        if isinstance(store, FileStore):
+            await store.snapshot()
     finally:
         await store.aclose()
     return {"nodes": report.nodes, "events": report.events, "preload_s": report.seconds}
@@ -195,16 +205,28 @@ def _disk(directory: Path) -> int:
     return sum(path.stat().st_size for path in directory.rglob("*") if path.is_file())
 
 
-def _prepare(workdir: Path, size: int) -> tuple[Path, Path, dict[str, Any]]:
-    """The preloaded directories of ``size`` (built unless ``workdir`` has them already)."""
-    log_dir = workdir / f"log-{size}"
-    sqlite_dir = workdir / f"sqlite-{size}"
+def _prepare(
+    workdir: Path, size: int, engines: list[str]
+) -> tuple[dict[str, Path], dict[str, Any]]:
+    """The preloaded directories of ``size`` (built unless ``workdir`` has them already): a
+    log-engine directory and its migration to SQLite, or with ``engines`` ``["sqlite"]`` a
+    SQLite directory preloaded directly."""
+    dirs = {engine: workdir / f"{engine}-{size}" for engine in engines}
     info = workdir / f"built-{size}.json"
-    if info.exists() and log_dir.is_dir() and sqlite_dir.is_dir():
-        print(f"reusing {log_dir} and {sqlite_dir}", file=sys.stderr)
-        return log_dir, sqlite_dir, dict(json.loads(info.read_text()))
-    for leftover in (log_dir, sqlite_dir):
+    if info.exists() and all(directory.is_dir() for directory in dirs.values()):
+        print(f"reusing {', '.join(map(str, dirs.values()))}", file=sys.stderr)
+        return dirs, dict(json.loads(info.read_text()))
+    for leftover in dirs.values():
         shutil.rmtree(leftover, ignore_errors=True)
+    if "log" not in dirs:
+        sqlite_dir = dirs["sqlite"]
+        sqlite_dir.mkdir(parents=True)
+        built = asyncio.run(_build(sqlite_dir, size, "sqlite"))
+        built["disk_sqlite_b"] = _disk(sqlite_dir)
+        print(f"built {size}: {built}", file=sys.stderr)
+        info.write_text(json.dumps(built))
+        return dirs, built
+    log_dir, sqlite_dir = dirs["log"], dirs["sqlite"]
     built = asyncio.run(_build(log_dir, size))
     print(f"built {size}: {built}", file=sys.stderr)
     shutil.copytree(log_dir, sqlite_dir)
@@ -214,11 +236,16 @@ def _prepare(workdir: Path, size: int) -> tuple[Path, Path, dict[str, Any]]:
     shutil.rmtree(sqlite_dir / "migrated-from-log")
     print(f"migrated {size}: {built['migrate_s']:.1f} s", file=sys.stderr)
     info.write_text(json.dumps(built))
-    return log_dir, sqlite_dir, built
+    return dirs, built
 
 
-def _on_copy(directory: Path, measure: Callable[[Path], dict[str, Any]]) -> dict[str, Any]:
-    """``measure`` of a fresh copy of ``directory`` (ingest adds sessions to what it opens)."""
+def _on_copy(
+    directory: Path, measure: Callable[[Path], dict[str, Any]], *, in_place: bool = False
+) -> dict[str, Any]:
+    """``measure`` of a fresh copy of ``directory`` (ingest adds sessions to what it opens),
+    or of ``directory`` itself ``in_place``."""
+    if in_place:
+        return measure(directory)
     copy = directory.with_name(directory.name + "-measured")
     shutil.rmtree(copy, ignore_errors=True)
     shutil.copytree(directory, copy)
@@ -292,17 +319,18 @@ def run(
     keep: bool,
     http_rounds: int = 0,
     http_ingest: int = 0,
+    engines: list[str] | None = None,
+    in_place: bool = False,
 ) -> dict[str, Any]:
     results: dict[str, Any] = {"load_before": os.getloadavg(), "sizes": {}}
     for size in sizes:
-        log_dir, sqlite_dir, built = _prepare(workdir, size)
-        dirs = {"log": log_dir, "sqlite": sqlite_dir}
+        dirs, built = _prepare(workdir, size, engines or list(ENGINES))
         for number in range(repeat):
-            for engine in ("log", "sqlite"):
-                measured = _on_copy(
-                    dirs[engine],
-                    lambda d, e=engine: _measure_in_child(e, d, 0 if only_ingest else rounds),
+            for engine in dirs:
+                measure = functools.partial(
+                    _measure_in_child, engine, rounds=0 if only_ingest else rounds
                 )
+                measured = _on_copy(dirs[engine], measure, in_place=in_place)
                 measured["load_1min"] = os.getloadavg()[0]
                 built.setdefault("runs", {}).setdefault(engine, []).append(measured)
                 print(f"{engine} {size} #{number + 1}: {measured}", file=sys.stderr)
@@ -320,8 +348,8 @@ def run(
             built["http_load_1min"] = os.getloadavg()[0]
         results["sizes"][size] = built
         if not keep:
-            shutil.rmtree(log_dir)
-            shutil.rmtree(sqlite_dir)
+            for directory in dirs.values():
+                shutil.rmtree(directory)
             (workdir / f"built-{size}.json").unlink()
     results["load_after"] = os.getloadavg()
     return results
@@ -343,20 +371,22 @@ ROWS = (
 
 def table(results: dict[str, Any]) -> str:
     sizes = results["sizes"]
-    header = "| | " + " | ".join(f"{s:,} log | {s:,} sqlite" for s in sizes) + " |"
-    lines = [header, "|---" * (1 + 2 * len(sizes)) + "|"]
+    columns = [(s, e) for s in sizes for e in ENGINES if e in sizes[s].get("runs", {})]
+    header = "| | " + " | ".join(f"{s:,} {e}" for s, e in columns) + " |"
+    lines = [header, "|---" * (1 + len(columns)) + "|"]
     for name, key, form in ROWS:
-        if any(key not in sizes[s].get(e, {}) for s in sizes for e in ("log", "sqlite")):
+        if any(key not in sizes[s][e] for s, e in columns):
             continue
-        cells = [form.format(sizes[s][e][key]) for s in sizes for e in ("log", "sqlite")]
+        cells = [form.format(sizes[s][e][key]) for s, e in columns]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
     for s, built in sizes.items():
+        migration = f", migration {built['migrate_s']:.1f} s" if "migrate_s" in built else ""
+        log_disk = f"log {built['disk_log_b'] / 2**20:,.0f} MiB, " if "disk_log_b" in built else ""
         lines.append(
             f"\n{s:,}: {built['nodes']:,} nodes, {built['events']:,} events, preload "
-            f"{built['preload_s']:.0f} s, migration {built['migrate_s']:.1f} s, "
-            f"`tp53` hits {built.get('sqlite', {}).get('common_term_hits', '-')}, disk: log "
-            f"{built['disk_log_b'] / 2**20:,.0f} MiB, SQLite "
-            f"{built['disk_sqlite_b'] / 2**20:,.0f} MiB"
+            f"{built['preload_s']:.0f} s{migration}, "
+            f"`tp53` hits {built.get('sqlite', {}).get('common_term_hits', '-')}, disk: "
+            f"{log_disk}SQLite {built['disk_sqlite_b'] / 2**20:,.0f} MiB"
         )
         for engine, runs in built.get("runs", {}).items():
             each = ", ".join(
@@ -410,6 +440,15 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="measurements of each engine")
     parser.add_argument("--keep", action="store_true", help="keep the preloaded directories")
     parser.add_argument(
+        "--engines",
+        default="log,sqlite",
+        choices=["log,sqlite", "sqlite"],
+        help="sqlite: preload SQLite directly and measure it alone",
+    )
+    parser.add_argument(
+        "--in-place", action="store_true", help="measure the preloaded directories, not copies"
+    )
+    parser.add_argument(
         "--http", type=int, default=0, metavar="ROUNDS", help="also read over HTTP, both engines"
     )
     parser.add_argument(
@@ -432,6 +471,8 @@ def main() -> None:
         keep=arguments.keep,
         http_rounds=arguments.http,
         http_ingest=arguments.http_ingest,
+        engines=arguments.engines.split(","),
+        in_place=arguments.in_place,
     )
     (workdir / "embedded.json").write_text(json.dumps(results, indent=2))
     print(table(results))
