@@ -27,8 +27,8 @@ work directory and ``--workdir`` with them already there reuses them instead of 
 
 ``--engines sqlite`` preloads the SQLite engine directly (fsync off) and measures it alone:
 for sizes whose log engine would not fit in memory (~4 KB a node). ``--in-place`` measures the
-preloaded directory itself instead of a copy (a 10M-node database is ~34 GB); its ingest then
-adds sessions no earlier run wrote.
+preloaded directories themselves instead of copies, over HTTP too (a 10M-node database is
+~34 GB); each ingest then adds sessions no earlier run wrote.
 """
 
 from __future__ import annotations
@@ -163,7 +163,7 @@ async def _measure(engine: str, directory: Path, rounds: int) -> dict[str, Any]:
         result["rss_per_node_b"] = (rss_of() - before) / result["nodes"]
         # Sessions no preload or earlier ingest of this directory wrote (each adds hundreds of
         # nodes, so a larger store starts further on).
-        result["ingest_events_per_s"] = await _ingest(store, 10_000_000 + result["nodes"])
+        result["ingest_events_per_s"] = await _ingest(store, 30_000_000 + result["nodes"])
     finally:
         await store.aclose()
     return result
@@ -270,18 +270,24 @@ async def _search_ready(client: httpx.AsyncClient, url: str, probe: Session) -> 
 
 
 async def _over_http(
-    dirs: dict[str, Path], rounds: int, ingest_rounds: int = 0
+    dirs: dict[str, Path], rounds: int, ingest_rounds: int = 0, *, in_place: bool = False
 ) -> tuple[dict[str, Any], dict[str, list[float]]]:
     """p50 ms of every read over HTTP on each engine, the gateways answering in turn; then,
     ``ingest_rounds`` times, each gateway's ingest of ``INGEST_CALLERS`` fresh sessions sent
-    by as many callers over HTTP (fsync on), the engines alternating: events per second."""
+    by as many callers over HTTP (fsync on), the engines alternating: events per second.
+    Each gateway runs on a copy of its engine's directory, or ``in_place`` on the directory
+    itself (linked as its data directory's graph)."""
     probes = [generate_session(SEED, index) for index in range(PROBE_SESSIONS)]
     with tempfile.TemporaryDirectory(
         prefix="sm-engines-", dir=next(iter(dirs.values())).parent
     ) as tmp:
         data_dirs = {engine: Path(tmp) / engine for engine in dirs}
         for engine, directory in dirs.items():
-            shutil.copytree(directory, data_dirs[engine] / "graph")
+            if in_place:
+                data_dirs[engine].mkdir()
+                (data_dirs[engine] / "graph").symlink_to(directory.resolve())
+            else:
+                shutil.copytree(directory, data_dirs[engine] / "graph")
         async with contextlib.AsyncExitStack() as stack, http_client() as client:
             urls = []
             for engine, data_dir in data_dirs.items():
@@ -343,7 +349,7 @@ def run(
             }
         if http_rounds or http_ingest:
             built["http"], built["http_ingest"] = asyncio.run(
-                _over_http(dirs, http_rounds, http_ingest)
+                _over_http(dirs, http_rounds, http_ingest, in_place=in_place)
             )
             built["http_load_1min"] = os.getloadavg()[0]
         results["sizes"][size] = built
@@ -396,6 +402,8 @@ def table(results: dict[str, Any]) -> str:
         if built.get("http"):
             lines += _http_table(s, built["http"], built["http_load_1min"])
         for engine, runs in built.get("http_ingest", {}).items():
+            if not runs:
+                continue
             each = ", ".join(f"{run:,.0f}" for run in runs)
             lines.append(f"{s:,} {engine} ingest over HTTP, {INGEST_CALLERS} callers: {each}")
     return "\n".join(lines)
@@ -459,6 +467,8 @@ def main() -> None:
         help="also ingest over HTTP, the engines alternating ROUNDS times",
     )
     arguments = parser.parse_args()
+    if arguments.in_place and arguments.http_ingest:
+        parser.error("--http-ingest sends the same sessions every run: measure it on copies")
     sizes = [int(value) for value in arguments.nodes.split(",")]
     workdir = arguments.workdir or Path(tempfile.mkdtemp(prefix="bench-embedded-"))
     workdir.mkdir(parents=True, exist_ok=True)

@@ -385,21 +385,28 @@ async def test_the_plans_made_at_connect_serve_any_session_and_any_common_event(
     # parameter; the write statements take their strings in one map (``plans.arguments``)
     # and their rows padded to one bucket (``plans.padded``), so the warm-up's plans, made for
     # the session "" and no rows, serve every session and event, and a first write plans
-    # nothing.
-    await cached_plans(neo4j_store)
-    await neo4j_store._warm_plans()
-    warmed = await cached_plans(neo4j_store)
-    await neo4j_store._warm_plans()
-    links = [f"https://doi.org/10.1/p{n}" for n in range(8)]
+    # nothing. The server counts every client's plans: a statement of another test's process
+    # landing in between adds some, so the check is made again (at most three times) before it
+    # fails; planning per session or per event fails every time.
+    counted = []
+    for attempt in range(3):
+        await cached_plans(neo4j_store)
+        await neo4j_store._warm_plans()
+        warmed = await cached_plans(neo4j_store)
+        await neo4j_store._warm_plans()
+        links = [f"https://doi.org/10.1/p{attempt}-{n}" for n in range(8)]
 
-    for session in ("s", "a" * 36, "b" * 150):
-        with statements() as count:
-            await b.execution(neo4j_store, f"e-{len(session)}", 10, session=session)
-        assert count == [PREFETCH_AND_APPLY]
-    await b.upload(neo4j_store, "data.csv")  # a handful of rows
-    await b.search(neo4j_store, "q1", 20, links)  # a few dozen
+        for session in ("s", "a" * 36, "b" * 150):
+            with statements() as count:
+                await b.execution(neo4j_store, f"e-{attempt}-{len(session)}", 10, session=session)
+            assert count == [PREFETCH_AND_APPLY]
+        await b.upload(neo4j_store, f"data-{attempt}.csv")  # a handful of rows
+        await b.search(neo4j_store, f"q{attempt}", 20, links)  # a few dozen
+        counted.append((warmed, await cached_plans(neo4j_store)))
+        if counted[-1][0] == counted[-1][1]:
+            break
 
-    assert await cached_plans(neo4j_store) == warmed
+    assert counted[-1][0] == counted[-1][1], counted
 
 
 async def test_after_the_server_was_unreachable_the_next_write_waits_for_every_write_plan(
