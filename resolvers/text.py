@@ -61,11 +61,17 @@ SEARCH_FIELDS: Mapping[str, int] = {
 def fold(text: str) -> str:
     """``text`` as search compares it: compatibility-normalised and case-folded (NFKC, full
     case folding), so that one word matches however it was typed: "É" composed or as "E" and
-    a combining accent, "STRASSE" and "Straße", a final sigma, full-width letters. ASCII text
-    is only lower-cased (which is the same)."""
+    a combining accent, "STRASSE" and "Straße", a final sigma, full-width letters. The dot that
+    folding leaves on the "i" of a capital "İ" is dropped, so "İstanbul", "ISTANBUL" and
+    "istanbul" are one word (the dotless i, U+0131, stays a letter of its own, as accents
+    do). ASCII text is only lower-cased (which is the same)."""
     if text.isascii():
         return text.lower()
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    folded = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    return folded.replace(_DOTTED_I, "i")
+
+
+_DOTTED_I = "i\u0307"  # "İ".casefold()
 
 
 def is_token(text: str) -> bool:

@@ -116,6 +116,17 @@ async def test_a_mark_no_letter_composes_with_stays_inside_its_word(gql: GraphQL
     assert (izmir, hindi) == (["Paper:s1|https://x.org/a"], ["Paper:s1|https://x.org/c"])
 
 
+async def test_a_dotted_capital_i_is_found_as_a_plain_i(gql: GraphQLClient) -> None:
+    # "İ" folds to "i" and a combining dot above; the dot goes, so each spelling finds it.
+    await papers(gql, "s1", b.paper("x.org/a", "\u0130stanbul cohort"))
+    spellings = ["istanbul", "ISTANBUL", "\u0130STANBUL", "\u0130stanbul", "i\u0307stanbul"]
+
+    found = [await search(gql, spelling) for spelling in spellings]
+
+    assert found == [["Paper:s1|https://x.org/a"]] * len(spellings)
+    assert await search(gql, "\u0131stanbul") == []  # a dotless i (U+0131) is a letter of its own
+
+
 async def test_links_tool_names_logical_names_and_domains_are_searchable(
     gql: GraphQLClient,
 ) -> None:

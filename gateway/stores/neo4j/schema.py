@@ -149,14 +149,16 @@ async def upgrade_search(
     return upgraded
 
 
-SEARCH_FOLD: Final = 1
+SEARCH_FOLD: Final = 2
 """The search text's form: 1 is folded (``resolvers.text.fold``); nodes written before it was
-(no mark) hold lower-cased tokens, which differ for non-ASCII text only."""
+(no mark) hold lower-cased tokens, which differ for non-ASCII text only. 2 drops the dot a
+folded "İ" leaves on its "i", which changes the tokens of text with an "İ" or a combining dot
+above only."""
 FOLD_MARK: Final[LiteralString] = "MATCH (m:SmSchema {name: 'search'}) RETURN m.fold AS fold"
 UNFOLDED_NODES: Final[LiteralString] = (
     "MATCH (n) WHERE n._sm_text IS NOT NULL AND any(k IN $fields WHERE "
-    "(n[k] IS :: STRING AND n[k] =~ $non_ascii) OR "
-    "(n[k] IS :: LIST<STRING NOT NULL> AND any(x IN n[k] WHERE x =~ $non_ascii))) "
+    "(n[k] IS :: STRING AND n[k] =~ $changed) OR "
+    "(n[k] IS :: LIST<STRING NOT NULL> AND any(x IN n[k] WHERE x =~ $changed))) "
     "RETURN elementId(n) AS element"
 )
 NODES_BY_ELEMENT: Final[LiteralString] = (
@@ -168,7 +170,9 @@ SET_TOKENS: Final[LiteralString] = (
     "SET n._sm_tokens = row.tokens, n._sm_ranks = row.ranks, n._sm_text = row.text"
 )
 MARK_FOLDED: Final[LiteralString] = "MERGE (m:SmSchema {name: 'search'}) SET m.fold = $fold"
-_NON_ASCII = r".*[^\x00-\x7F].*"
+# Matched whole (``=~``), so ``.`` must cross line breaks too (``(?s)``).
+_NON_ASCII = r"(?s).*[^\x00-\x7F].*"
+_DOTTED = r"(?s).*[\u0130\u0307].*"
 _FOLD_BATCH = 1000
 
 
@@ -176,16 +180,19 @@ async def fold_search(
     read: Callable[[LiteralString, dict[str, Any]], Awaitable[list[dict[str, Any]]]],
     write: Callable[[LiteralString, dict[str, Any]], Awaitable[object]],
 ) -> int:
-    """Give the nodes written before search folded its text their folded tokens, once: those
-    whose searchable fields hold non-ASCII text, in batches, then the mark. Cut short, it starts
-    over on the next connect (a node done twice gets the same tokens). Returns the nodes
-    re-indexed."""
+    """Give the nodes written before search folded its text as it does now their tokens, once:
+    those whose searchable fields hold text the change gives other tokens (any non-ASCII text
+    without a mark, an "İ" or a combining dot above after mark 1), in batches, then the mark.
+    Cut short, it starts over on the next connect (a node done twice gets the same tokens).
+    Returns the nodes re-indexed."""
     marks = await read(FOLD_MARK, {})
-    if marks and marks[0]["fold"] is not None and marks[0]["fold"] >= SEARCH_FOLD:
+    fold = marks[0]["fold"] if marks else None
+    if fold is not None and fold >= SEARCH_FOLD:
         return 0
     # Their searchable text, not their tokens: a combining accent split a word in two ASCII
     # tokens (a decomposed "éclair" gave "e" and "clair").
-    found = await read(UNFOLDED_NODES, {"fields": list(SEARCH_FIELDS), "non_ascii": _NON_ASCII})
+    changed = _NON_ASCII if fold is None else _DOTTED
+    found = await read(UNFOLDED_NODES, {"fields": list(SEARCH_FIELDS), "changed": changed})
     elements = [row["element"] for row in found]
     for start in range(0, len(elements), _FOLD_BATCH):
         batch = elements[start : start + _FOLD_BATCH]

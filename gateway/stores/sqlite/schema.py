@@ -42,7 +42,7 @@ from resolvers.text import token_ranks
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-SCHEMA_VERSION: Final = 5
+SCHEMA_VERSION: Final = 6
 
 TABLES: Final = """
 CREATE TABLE IF NOT EXISTS meta (name TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID;
@@ -150,16 +150,25 @@ UPGRADE_FROM_1: Final = (
     "DROP INDEX IF EXISTS terms_session",
     "ALTER TABLE terms DROP COLUMN session",
 )
+
+
+def _index_again(where: str) -> tuple[str, ...]:
+    """The statements that send the live nodes ``where`` selects back to the search index's
+    tail (``tail``: their rows are rebuilt from the nodes on open, merged later)."""
+    return (
+        f"CREATE TEMP TABLE refold AS SELECT rid FROM nodes WHERE live AND ({where})",
+        "DELETE FROM terms WHERE nid IN (SELECT rid FROM refold)",
+        "INSERT OR IGNORE INTO pending SELECT rid FROM refold",
+        "DROP TABLE refold",
+    )
+
+
 # Before schema 5 search lower-cased text where it now folds it (``resolvers.text.fold``),
-# which gives other tokens to non-ASCII text only: the live nodes whose properties hold any go
-# back to the tail (``tail``: their rows are rebuilt from the nodes on open, merged later).
-UPGRADE_TO_5: Final = (
-    "CREATE TEMP TABLE refold AS SELECT rid FROM nodes "
-    "WHERE live AND props GLOB '*[^' || char(1) || '-' || char(127) || ']*'",
-    "DELETE FROM terms WHERE nid IN (SELECT rid FROM refold)",
-    "INSERT OR IGNORE INTO pending SELECT rid FROM refold",
-    "DROP TABLE refold",
-)
+# which gives other tokens to non-ASCII text only: the nodes whose properties hold any.
+UPGRADE_TO_5: Final = _index_again("props GLOB '*[^' || char(1) || '-' || char(127) || ']*'")
+# Schema 6 drops the dot a folded "İ" leaves on its "i": the nodes whose properties hold an
+# "İ" (U+0130) or a combining dot above (U+0307).
+UPGRADE_TO_6: Final = _index_again("instr(props, char(304)) OR instr(props, char(775))")
 
 # SQLite's primary result codes for a database file it cannot read as one (a damaged page).
 DAMAGED: Final = frozenset({sqlite3.SQLITE_CORRUPT, sqlite3.SQLITE_NOTADB})

@@ -56,6 +56,7 @@ from gateway.stores.sqlite.schema import (
     TRIGGERS,
     UPGRADE_FROM_1,
     UPGRADE_TO_5,
+    UPGRADE_TO_6,
     result_code,
     term_rows,
 )
@@ -644,6 +645,10 @@ def _create_schema(db: sqlite3.Connection) -> None:
         if version is not None and version < 5:
             logger.info("re-indexing the search terms of non-ASCII text (schema %d to 5)", version)
             for statement in UPGRADE_TO_5:
+                db.execute(statement)
+        elif version == 5:
+            logger.info("re-indexing the search terms of text with an İ (schema 5 to 6)")
+            for statement in UPGRADE_TO_6:
                 db.execute(statement)
         if version is None:
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (str(SCHEMA_VERSION),))

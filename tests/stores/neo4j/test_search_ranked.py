@@ -119,21 +119,45 @@ async def test_nodes_stored_before_the_ranks_are_upgraded_once(
     assert OLD_SEARCH_INDEX not in indexes
 
 
-async def test_nodes_indexed_before_search_folded_text_are_indexed_again_once(
-    neo4j_store: Neo4jStore, connection: dict[str, str], monkeypatch: pytest.MonkeyPatch
+# How nodes were indexed before each fold the store upgrades from: the text's attribute of
+# ``resolvers.text`` patched, the mark left, the nodes' texts, a term finding each of them once
+# re-indexed (the last one, ASCII, was found before too).
+FOLDS_BEFORE = {
+    # No mark: text was lower-cased. Non-ASCII text anywhere, after a line break too.
+    "lower-cased": (
+        ("fold", str.lower),
+        "MATCH (m:SmSchema) DETACH DELETE m",
+        {"Straße names": "strasse", "e\u0301clair study": "éclair", "one\nMaße": "masse"},
+    ),
+    # Mark 1: the dot a folded "İ" leaves on its "i" was kept.
+    "dotted i": (
+        ("_DOTTED_I", "\N{NULL}never"),
+        "MERGE (m:SmSchema {name: 'search'}) SET m.fold = 1",
+        {"İstanbul cohort": "istanbul", "first line\nki\u0307t data": "kit"},
+    ),
+}
+
+
+@pytest.mark.parametrize("before_fold", FOLDS_BEFORE)
+async def test_nodes_indexed_before_search_folded_text_as_now_are_indexed_again_once(
+    neo4j_store: Neo4jStore,
+    connection: dict[str, str],
+    monkeypatch: pytest.MonkeyPatch,
+    before_fold: str,
 ) -> None:
-    titles = {"straße": "Straße names", "eclair": "e\u0301clair study", "ascii": "tp53"}
+    (name, value), mark, texts = FOLDS_BEFORE[before_fold]
+    texts = {**texts, "tp53": "tp53"}
     nodes = [
-        NodeRecord(node_id(Label.CLAIM, key), Label.CLAIM, key, "s1", T0, {"content": title})
-        for key, title in titles.items()
+        NodeRecord(node_id(Label.CLAIM, f"c{n}"), Label.CLAIM, f"c{n}", "s1", T0, {"content": t})
+        for n, t in enumerate(texts)
     ]
-    with monkeypatch.context() as lowered:  # how they were indexed before
-        lowered.setattr(text, "fold", str.lower)
+    with monkeypatch.context() as earlier:  # how they were indexed before
+        earlier.setattr(text, name, value)
         async with neo4j_store.transaction() as tx:
             for node in nodes:
                 await tx.put_node(node)
-    await neo4j_store._write("MATCH (m:SmSchema) DETACH DELETE m", 10)
-    terms = ("strasse", "éclair", "tp53")
+    await neo4j_store._write(mark, 10)
+    terms = list(texts.values())
     before = [await neo4j_store.search_ranked([t], session_id="s1", limit=5) for t in terms]
 
     reopened = await open_store(connection)
@@ -143,6 +167,8 @@ async def test_nodes_indexed_before_search_folded_text_are_indexed_again_once(
     finally:
         await reopened.aclose()
 
-    assert [[node.id for node in page.items] for page in before] == [[], [], [nodes[2].id]]
+    assert [[node.id for node in page.items] for page in before] == [[]] * (len(nodes) - 1) + [
+        [nodes[-1].id]
+    ]
     assert [[node.id for node in page.items] for page in after] == [[node.id] for node in nodes]
     assert [row["fold"] for row in marks] == [SEARCH_FOLD]

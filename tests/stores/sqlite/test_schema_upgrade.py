@@ -1,5 +1,6 @@
-"""A database of schema 1 (a by-session copy of the search index) is upgraded on open, in
-place, and answers every search as it did."""
+"""A database of an older schema is upgraded on open, in place: schema 1 (a by-session copy of
+the search index) answers every search as it did; text indexed before search folded it as it
+does now is indexed again."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import sqlite3
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
+
+import pytest
 
 from gateway.stores.sqlite.migrate import DATABASE_NAME
 from gateway.stores.sqlite.schema import SCHEMA_VERSION
@@ -16,8 +19,6 @@ from resolvers.records import Label, NodeRecord, SearchHit
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    import pytest
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 WORDS = ("tp53 apoptosis", "tp53 mdm2 binding", "mtor signalling", "apoptosis of tumour cells")
@@ -156,44 +157,57 @@ async def test_a_schema_2_database_gets_a_search_tail_and_searches_as_before(
     assert schema_of(tmp_path)[0] == str(SCHEMA_VERSION)
 
 
-FOLDED = {
-    "Paper:straße": "Straße names",
-    "Paper:eclair": "e\u0301clair study",
-    "Paper:ascii": "tp53",
+# How text was indexed before each schema that indexes some nodes again: the attribute of
+# ``resolvers.text`` patched, the schema, the nodes' texts and a term finding each once
+# re-indexed (the last one, ASCII, was found before too).
+FOLDS_BEFORE = {
+    # Schema 4 lower-cased the text it indexed; schema 5 folds it (NFKC, full case folding).
+    "schema 4": (
+        ("fold", str.lower),
+        "4",
+        {"Straße names": "strasse", "e\u0301clair study": "éclair", "tp53": "tp53"},
+    ),
+    # Schema 5 kept the dot a folded "İ" leaves ("i" + U+0307); schema 6 drops it.
+    "schema 5": (
+        ("_DOTTED_I", "\N{NULL}never"),
+        "5",
+        {"İstanbul cohort": "istanbul", "ki\u0307t data": "kit", "tp53": "tp53"},
+    ),
 }
 
 
-async def test_a_schema_4_database_is_searched_with_folded_text(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+@pytest.mark.parametrize("schema", FOLDS_BEFORE)
+async def test_a_database_indexed_before_search_folded_text_as_now_finds_it_folded(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, schema: str
 ) -> None:
-    # Schema 4 lower-cased the text it indexed; schema 5 folds it (NFKC, full case folding).
-    with monkeypatch.context() as lowered:
-        lowered.setattr(text, "fold", str.lower)
+    (name, value), version, texts = FOLDS_BEFORE[schema]
+    ids = [f"Paper:p{number}" for number in range(len(texts))]
+    with monkeypatch.context() as earlier:
+        earlier.setattr(text, name, value)
         store = await SqliteStore.open(tmp_path, fsync=False)
         try:
             async with store.transaction() as tx:
-                for number, (node_id, title) in enumerate(FOLDED.items()):
+                for number, (node_id, title) in enumerate(zip(ids, texts, strict=True)):
                     node = NodeRecord(node_id, Label.PAPER, node_id, "s", T0, {"title": title})
                     await tx.put_node(replace(node, created_at=T0 + timedelta(minutes=number)))
             await store.merge_search_tail()
-            unfolded = [await store.search([term]) for term in ("strasse", "éclair")]
+            before = [await store.search([term]) for term in texts.values()]
         finally:
             await store.aclose()
     db = sqlite3.connect(tmp_path / DATABASE_NAME)
-    db.execute("UPDATE meta SET value = '4' WHERE name = 'schema'")
+    db.execute("UPDATE meta SET value = ? WHERE name = 'schema'", (version,))
     db.commit()
     db.close()
 
     upgraded = await SqliteStore.open(tmp_path, fsync=False)
     try:
-        found = {term: await upgraded.search([term]) for term in ("strasse", "éclair", "tp53")}
+        found = [await upgraded.search([term]) for term in texts.values()]
         await upgraded.merge_search_tail()
-        merged = {term: await upgraded.search([term]) for term in found}
+        merged = [await upgraded.search([term]) for term in texts.values()]
     finally:
         await upgraded.aclose()
 
-    assert unfolded == [[], []]
-    expected = {"strasse": ["Paper:straße"], "éclair": ["Paper:eclair"], "tp53": ["Paper:ascii"]}
-    assert {term: [hit.node.id for hit in hits] for term, hits in found.items()} == expected
-    assert {term: [hit.node.id for hit in hits] for term, hits in merged.items()} == expected
+    assert [[hit.node.id for hit in hits] for hits in before] == [[]] * (len(ids) - 1) + [ids[-1:]]
+    assert [[hit.node.id for hit in hits] for hits in found] == [[i] for i in ids]
+    assert [[hit.node.id for hit in hits] for hits in merged] == [[i] for i in ids]
     assert schema_of(tmp_path)[0] == str(SCHEMA_VERSION)
