@@ -6,7 +6,8 @@ canonical form, two distinct identifiers never share one. Per kind:
 * **DOI** — ``10.x/…``, ``doi:``, ``DOI ``, ``info:doi/``, ``urn:doi:``, ``[dx.|www.]doi.org/``
   with or without ``http(s)://``, one prefix after another (``doi.org/doi:10.x/…``; a doi.org
   URL drops its query, fragment and trailing ``/`` and decodes ``%2F``) →
-  ``https://doi.org/<doi lower-cased>`` (DOIs are case-insensitive). A DOI written out, bare
+  ``https://doi.org/<doi>``, its ASCII letters lower-cased (DOIs are case-insensitive in
+  those only), a space or a control character escaped. A DOI written out, bare
   or after ``doi:``, is not a URL and has no fragment: a ``#`` there belongs to the DOI (the
   check character of a SICI DOI may be one), which its URL spells ``%23``. A bare
   ``10.a.b.c/…`` is the IPv4 address it spells, not a DOI;
@@ -24,7 +25,7 @@ canonical form, two distinct identifiers never share one. Per kind:
 * **other** ``<scheme>:<value>`` (``s2:…``, ``openalex:W…``) → ``<scheme lower-cased>:<value>``;
 * **URL** — anything else, per SPEC §3.7 (``_url``), a host in Unicode written in ASCII
   (punycode, UTS #46) and the percent-escapes of its path and query in one form (``%7E`` is
-  ``~``, ``é`` is ``%C3%A9``).
+  ``~``, ``é`` is ``%C3%A9``, ``|`` is ``%7C``: what RFC 3986 allows there only escaped).
 
 Decisions:
 
@@ -42,6 +43,7 @@ from __future__ import annotations
 
 import ipaddress
 import re
+import string
 from urllib.parse import quote, unquote, urlsplit, urlunsplit
 
 import idna
@@ -139,10 +141,15 @@ def _doi(link: str) -> str | None:
             return found
     # What its URL would read otherwise (``%``, ``#``, ``?``, a space) stays escaped there, so
     # that the URL names the DOI again: ``10.1000/x%41`` is not ``10.1000/xa``.
-    return f"https://doi.org/{doi.lower().translate(_DOI_ESCAPES)}"
+    return f"https://doi.org/{doi.translate(_ASCII_LOWER).translate(_DOI_ESCAPES)}"
 
 
-_DOI_ESCAPES = str.maketrans({"%": "%25", "#": "%23", "?": "%3F", " ": "%20"})
+# DOIs are case-insensitive in their ASCII letters only: "\u212a" (the Kelvin sign) is not "k".
+_ASCII_LOWER = str.maketrans(string.ascii_uppercase, string.ascii_lowercase)
+_DOI_ESCAPES = str.maketrans(
+    {"%": "%25", "#": "%23", "?": "%3F"}
+    | {chr(code): f"%{code:02X}" for code in (*range(0x21), 0x7F)}  # a space, controls
+)
 
 
 def _arxiv(link: str) -> str | None:
@@ -278,7 +285,9 @@ def _ascii_host(host: str) -> str:
 
 
 _PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
-_RAW = re.compile(r"[^\x21-\x7e]")  # what a path sends escaped: a space, non-ASCII text
+# What a path or query holds only escaped: a space, controls, non-ASCII text, and the ASCII
+# characters RFC 3986 allows nowhere in them (``a|b`` is ``a%7Cb``).
+_RAW = re.compile(r"[^\x21-\x7e]|[\"<>\\^`{|}\[\]]")
 
 
 def _escaped(character: re.Match[str]) -> str:

@@ -14,7 +14,8 @@ first reached at hop ``k``; the trace stops at the first hop holding a target no
 
 What the answer lists:
 
-* ``chain``, hop by hop, most recent first (``seq``, ``created_at``, id): the nodes reached over
+* ``chain``, hop by hop, newest first by the nodes' own version, then own time (a step's chain
+  time, a Paper's retrieval, …), then id — never by arrival: the nodes reached over
   an edge of another type than ``next``, and of a run only the nodes where it ends or leaves
   the chain — the goal, a chain's first step (a scope's first child, whose upstream is the
   scope) — because the steps in between have no upstream but the run itself. The hop that
@@ -22,7 +23,8 @@ What the answer lists:
   node on each run, and every target node reached otherwise.
 * ``path``, the witness: from the start to the first terminal of that hop, every stored edge
   walked, the steps of each run included. Each step names the node it was reached from:
-  the most recent node of the previous hop with an edge to it (ties by ``WALKED`` order), or,
+  the newest node (as above) of the previous hop with an edge to it (ties by ``WALKED``
+  order), or,
   inside a run, the next step of the chain.
 * ``broken`` when nothing is left to explore and no target was reached; ``reason`` then names
   the dead ends (explored nodes without any upstream). ``truncated`` when hop ``maxHops``
@@ -62,8 +64,9 @@ import itertools
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from resolvers.chains import STEPS, recency
+from resolvers.chains import STEPS
 from resolvers.errors import InvalidInputError, NodeNotFoundError
+from resolvers.merging import newest
 from resolvers.records import Direction, EdgeRecord, EdgeType, Label, NodeRecord
 from resolvers.resolve import in_scope, resolve_node, source_ref
 from resolvers.store import (
@@ -497,7 +500,10 @@ class _Walk:
             listed.setdefault(step.node.id, step)
         self.explored.update(explored)
         terminals = [step for step in listed.values() if step.node.label is self.target]
-        level = sorted(terminals or listed.values(), key=lambda s: recency(s.node), reverse=True)
+        # Newest first by the nodes' own versions and times, never by arrival (SPEC §3.9): the
+        # first terminal is the witness's end, and the order decides each later step's
+        # ``reachedFrom``.
+        level = sorted(terminals or listed.values(), key=lambda s: newest(s.node), reverse=True)
         for step in level:
             self.visited.add(step.node.id)
             self.steps[step.node.id] = step

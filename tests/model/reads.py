@@ -198,7 +198,8 @@ def trace(graph: Graph, start: str, target: str, max_hops: int, session: str) ->
         ]
 
     def newest_first(nodes: set[str] | list[str]) -> list[str]:
-        return sorted(nodes, key=lambda n: graph.nodes[n].newest, reverse=True)
+        """By the nodes' own versions and times, never by arrival (SPEC §3.9)."""
+        return sorted(nodes, key=lambda n: graph.nodes[n].newest_pick, reverse=True)
 
     hop_of = {start: 0}
     step_of: dict[str, Step] = {}  # how each node is listed

@@ -167,6 +167,12 @@ SPELLINGS: dict[str, list[str]] = {
         "https://doi.org/10.1002/(SICI)1097-4571(199806)49:8%3C693::AID-ASI4%3E3.0.CO;2-%23",
     ],
     "https://x.org/a%2Fb": ["https://x.org/a%2fb"],
+    # What RFC 3986 allows in a path or query only escaped is escaped.
+    "https://x.org/a%7Cb": ["https://x.org/a|b", "x.org/a%7cb"],
+    "https://x.org/%7Bx%7D/%5E%60%5C": ["https://x.org/{x}/^`\\"],
+    "https://x.org/q?a=%5B1%5D&b=%3Cc%3E": ["https://x.org/q?a=[1]&b=<c>"],
+    # A control character in a DOI is escaped, as a space is.
+    "https://doi.org/10.1000/a%09b": ["doi:10.1000/a\tb", "https://doi.org/10.1000/a%09b"],
     "https://x.org/caf%C3%A9%20au%20lait": [
         "https://x.org/café au lait",
         "x.org/caf%c3%a9%20au lait",
@@ -236,6 +242,8 @@ DISTINCT = [
     "10.1000/x",
     "doi:10.1000/x#y",
     "10.1000/abc#abstract",
+    "doi:10.1000/k",
+    "doi:10.1000/\u212a",  # the Kelvin sign: DOIs ignore the case of ASCII letters only
     "https://x.org/q?a=b+c",  # a + in a query is not a space's escape for every server
     "https://x.org/q?a=b%20c",
     "https://x.org/a%2Fb",  # an escaped slash is not a path separator

@@ -17,6 +17,7 @@ from tests.resolvers.builders import (
     evidence,
     execution,
     goal,
+    goal_id,
     paper,
     search,
     subagent,
@@ -196,12 +197,36 @@ async def test_the_terminal_hop_lists_only_its_terminals(store: GraphStore) -> N
     trace = await trace_provenance(store, "report#v1", target_label=Label.TOOL_CALL)
 
     assert [(hop, node) for hop, node, _, _ in steps(trace)] == [
+        (1, code("e1")),  # newest first by own time: the Code's finish; a Claim has none
         (1, stated),
-        (1, code("e1")),
         (2, call("e1")),
     ]
     assert [node for _, node, _, _ in path(trace)] == [code("e1"), call("e1")]
     assert trace.reason == "reached ToolCall"
+
+
+async def test_a_hop_lists_its_nodes_alike_whatever_order_they_arrived_in(
+    store: GraphStore,
+) -> None:
+    # Two searches find one Paper; in s2 they arrive the other way round.
+    answers = []
+    for session, order in (("s1", (0, 1)), ("s2", (1, 0))):
+        await goal(store, session)
+        finders = {}
+        for index in order:
+            finder = await search(store, f"{session}-q{index}", 10 + index, [LINK], session=session)
+            finders[finder] = f"q{index}"
+        trace = await trace_provenance(store, paper(LINK, session))
+        named = {**finders, goal_id(session): "goal", paper(LINK, session): "paper"}
+        answers.append(
+            (
+                [(hop, named[node], named[source]) for hop, node, _, source in path(trace)],
+                [named[node] for _, node, _, _ in steps(trace)],
+            )
+        )
+
+    assert answers[0] == answers[1]
+    assert answers[0][1] == ["q1", "q0", "goal"]  # newest first by their own retrieval time
 
 
 async def test_an_uploaded_file_is_a_dead_end(store: GraphStore) -> None:
