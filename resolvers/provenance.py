@@ -24,8 +24,7 @@ What the answer lists:
 * ``path``, the witness: from the start to the first terminal of that hop, every stored edge
   walked, the steps of each run included. Each step names the node it was reached from:
   the newest node (as above) of the previous hop with an edge to it (ties by ``WALKED``
-  order), or,
-  inside a run, the next step of the chain.
+  order), or, inside a run, the next step of the chain.
 * ``broken`` when nothing is left to explore and no target was reached; ``reason`` then names
   the dead ends (explored nodes without any upstream). ``truncated`` when hop ``maxHops``
   did not reach the target but something is left to explore.
